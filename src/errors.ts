@@ -1,0 +1,24 @@
+/**
+ * Process exit codes. Documented in the README; keep both in step.
+ */
+export const ExitCode = {
+  /** Success: nothing left to do. */
+  ok: 0,
+  /** The run failed or aborted (bad configuration, lost database, lock held, refused). */
+  failed: 1,
+  /** Findings remain that need a person (plan: anything to report; reconcile: report-only). */
+  findings: 2,
+  /** Some actions failed; they are in the report and a re-run retries them. */
+  actionsFailed: 3,
+  /** Interrupted by SIGINT/SIGTERM; the run can be resumed. */
+  interrupted: 130,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/**
+ * An error the user can fix: a bad flag, env var, relation or column. The CLI prints only its
+ * message (no stack unless --log-level debug) and exits 1. The message names the culprit.
+ */
+export class UserError extends Error {
+  override readonly name = "UserError";
+}
