@@ -1,0 +1,65 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { DIFF_COLUMNS, type DiffRow, neutraliseCell, writeDiffCsv } from "../../src/reports/csv.ts";
+
+const row = (over: Partial<DiffRow>): DiffRow =>
+  Object.fromEntries(DIFF_COLUMNS.map((c) => [c, over[c] ?? null])) as DiffRow;
+
+describe("writeDiffCsv", () => {
+  it("writes exactly the documented header", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "cm-csv-")), "diff.csv");
+    await writeDiffCsv(file, (async function* () {})());
+    assert.equal(
+      readFileSync(file, "utf8").trim(),
+      "run_id,identity_id,user_disabled,admin_disabled,finding,expected_type,expected_set_by,expected_is_overridable,observed_control_id,observed_set_by,observed_is_overridable,other_active_controls,action,outcome,http_status,error,attempts,at",
+    );
+  });
+
+  it("neutralises spreadsheet formulas in every text cell", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "cm-csv-")), "diff.csv");
+    const evil = ['=HYPERLINK("http://evil.example","x")', "+1+1", "-2", "@SUM(A1)", "\tx", "\rx"];
+    const n = await writeDiffCsv(
+      file,
+      (async function* () {
+        for (const id of evil)
+          yield row({ run_id: "r1", identity_id: id, finding: "invalid_source_row", error: id });
+      })(),
+    );
+    assert.equal(n, evil.length);
+    const text = readFileSync(file, "utf8");
+    for (const id of evil)
+      assert.ok(!text.includes(`,${id},`), `unneutralised ${JSON.stringify(id)}`);
+    assert.ok(text.includes(`'=HYPERLINK(""http://evil.example"",""x"")`));
+  });
+
+  it("writes booleans as true/false, dates as ISO-8601 and nulls as empty cells", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "cm-csv-")), "diff.csv");
+    const at = new Date("2026-01-02T03:04:05.000Z");
+    await writeDiffCsv(
+      file,
+      (async function* () {
+        yield row({
+          run_id: "r",
+          identity_id: "i",
+          user_disabled: true,
+          admin_disabled: false,
+          http_status: 201,
+          attempts: 1,
+          at,
+        });
+      })(),
+    );
+    const line = readFileSync(file, "utf8").split("\n")[1];
+    assert.equal(line, "r,i,true,false,,,,,,,,,,,201,,1,2026-01-02T03:04:05.000Z");
+  });
+
+  it("keeps ordinary ids untouched", () => {
+    assert.equal(
+      neutraliseCell("4f1c2d9e-0000-4000-8000-000000000000"),
+      "4f1c2d9e-0000-4000-8000-000000000000",
+    );
+  });
+});
