@@ -1,0 +1,11 @@
+/**
+ * Every migration the code knows, in order. A static record rather than a folder scan, so it works
+ * the same under tsx and in the compiled `dist/`. Forward-only: never edit or remove an entry once
+ * released; add `0002_...` instead.
+ */
+import type { Migration } from "kysely";
+import * as initial from "./0001-initial.ts";
+
+export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
+  "0001_initial": initial,
+});

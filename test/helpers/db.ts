@@ -1,0 +1,172 @@
+/**
+ * Test databases on every available backend. PGlite always; PostgreSQL too when env
+ * TEST_DATABASE_URL is set (an admin URL, e.g. postgres://postgres@127.0.0.1:55432/postgres).
+ * Each `open()` gives a brand-new empty database, dropped again by its `close()`.
+ *
+ * @example
+ *   for (const b of backends) {
+ *     describe(`journal on ${b.name}`, () => {
+ *       let h: TestDatabase;
+ *       before(async () => { h = await b.open({ migrate: true }); });
+ *       after(() => h.close());
+ *       it("...", async () => { await h.db.selectFrom("controls_migration.runs")... });
+ *     });
+ *   }
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import pg from "pg";
+import type { GlobalConfig } from "../../src/config.ts";
+import {
+  createPgPool,
+  type DatabaseHandle,
+  openDatabase,
+  wrapPglite,
+  wrapPgPool,
+} from "../../src/db/connect.ts";
+import { migrateToLatest } from "../../src/db/migrate.ts";
+import { silentLogger } from "../../src/log.ts";
+
+export interface OpenOptions {
+  /** Apply the tool's migrations before returning. */
+  readonly migrate?: boolean;
+}
+
+/** An open test database. `close()` also deletes it. */
+export interface TestDatabase extends DatabaseHandle {
+  /** Which database this is (backend and name), for test output. */
+  readonly name: string;
+}
+
+/**
+ * A database the CLI can reach from another process: `args` are the flags to pass
+ * (`--database-url URL` or `--data-dir DIR`), `global` the matching config for `openDatabase`.
+ * PGlite allows one process at a time: close any handle from `open()` before running the CLI.
+ */
+export interface TestTarget {
+  readonly args: readonly string[];
+  readonly global: GlobalConfig;
+  open(options?: OpenOptions): Promise<DatabaseHandle>;
+  /** Deletes the database (and its folder). */
+  drop(): Promise<void>;
+}
+
+export interface Backend {
+  readonly name: "pglite" | "postgres";
+  /** A fresh, empty database in this process (in-memory for PGlite). */
+  open(options?: OpenOptions): Promise<TestDatabase>;
+  /** A fresh, empty database addressable by a CLI child process. */
+  target(): Promise<TestTarget>;
+}
+
+const adminUrl = process.env.TEST_DATABASE_URL || undefined;
+
+function globalFor(over: Partial<GlobalConfig>): GlobalConfig {
+  return Object.freeze({
+    databaseUrl: undefined,
+    dataDir: ".data/pglite",
+    logLevel: "error",
+    json: false,
+    progress: false,
+    ...over,
+  });
+}
+
+async function prepared(handle: DatabaseHandle, options?: OpenOptions): Promise<DatabaseHandle> {
+  if (options?.migrate) {
+    try {
+      await migrateToLatest(handle.db, silentLogger);
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+  }
+  return handle;
+}
+
+const pgliteBackend: Backend = {
+  name: "pglite",
+  async open(options) {
+    const handle = await prepared(wrapPglite(new PGlite()), options);
+    return { ...handle, name: "pglite (memory)" };
+  },
+  async target() {
+    const dir = mkdtempSync(join(tmpdir(), "cm-test-pglite-"));
+    const dataDir = join(dir, "data");
+    const global = globalFor({ dataDir });
+    return {
+      args: ["--data-dir", dataDir],
+      global,
+      open: async (options) => prepared(await openDatabase(global, silentLogger), options),
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  },
+};
+
+/** Creates `cm_test_<random>` through the admin URL and returns its URL and a dropper. */
+async function createThrowawayDatabase(admin: string) {
+  const name = `cm_test_${randomBytes(6).toString("hex")}`;
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  try {
+    await client.query(`create database ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  let dropped = false;
+  return {
+    name,
+    url: url.toString(),
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      try {
+        await c.query(`drop database if exists ${name} with (force)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+function postgresBackend(admin: string): Backend {
+  return {
+    name: "postgres",
+    async open(options) {
+      const tdb = await createThrowawayDatabase(admin);
+      const inner = wrapPgPool(createPgPool(tdb.url));
+      let closing: Promise<void> | undefined;
+      const handle: DatabaseHandle = {
+        db: inner.db,
+        backend: "postgres",
+        close: () => {
+          closing ??= inner.close().finally(() => tdb.drop());
+          return closing;
+        },
+      };
+      return { ...(await prepared(handle, options)), name: `postgres (${tdb.name})` };
+    },
+    async target() {
+      const tdb = await createThrowawayDatabase(admin);
+      const global = globalFor({ databaseUrl: tdb.url });
+      return {
+        args: ["--database-url", tdb.url],
+        global,
+        open: async (options) => prepared(await openDatabase(global, silentLogger), options),
+        drop: () => tdb.drop(),
+      };
+    },
+  };
+}
+
+/** Every backend available in this environment: PGlite, plus PostgreSQL with TEST_DATABASE_URL. */
+export const backends: readonly Backend[] = adminUrl
+  ? [pgliteBackend, postgresBackend(adminUrl)]
+  : [pgliteBackend];
