@@ -1,0 +1,131 @@
+import type { PlatformErrorKind } from "./platform-error.ts";
+import type { EndpointBudgetState } from "./rate-budget.ts";
+
+const MIN_MS = 0.25;
+const FACTOR = 1.1;
+const BUCKETS = 150; // 0.25 ms · 1.1^149 ≈ 360 s: past any timeout
+const LOG_FACTOR = Math.log(FACTOR);
+
+/**
+ * Latency histogram in fixed memory: 150 geometric buckets, each 10% wider than the last, so a
+ * percentile is exact to within 10% whatever the run length.
+ *
+ * @example
+ *   const h = new LatencyHistogram(); h.record(12.3); h.percentile(0.95)
+ */
+export class LatencyHistogram {
+  readonly #counts = new Uint32Array(BUCKETS);
+  #count = 0;
+  #max = 0;
+
+  record(ms: number): void {
+    const v = Math.max(ms, 0);
+    const i = v <= MIN_MS ? 0 : Math.min(BUCKETS - 1, Math.ceil(Math.log(v / MIN_MS) / LOG_FACTOR));
+    this.#counts[i] = (this.#counts[i] ?? 0) + 1;
+    this.#count += 1;
+    if (v > this.#max) this.#max = v;
+  }
+
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Upper edge of the bucket holding the q-quantile (never above the largest value seen). */
+  percentile(q: number): number | null {
+    if (this.#count === 0) return null;
+    const rank = Math.max(1, Math.ceil(q * this.#count));
+    let seen = 0;
+    for (let i = 0; i < BUCKETS; i++) {
+      seen += this.#counts[i] ?? 0;
+      if (seen >= rank) return round(Math.min(this.#max, MIN_MS * FACTOR ** i));
+    }
+    return round(this.#max);
+  }
+
+  get max(): number | null {
+    return this.#count === 0 ? null : round(this.#max);
+  }
+}
+
+const round = (n: number) => Math.round(n * 10) / 10;
+
+export interface EndpointMetrics {
+  /** HTTP exchanges attempted (each retry and each replay counts). */
+  readonly requests: number;
+  /** Sends repeated after a retryable or ambiguous failure (backoff retries). */
+  readonly retries: number;
+  /** Sends repeated once after a 401 with a fresh token. */
+  readonly authReplays: number;
+  readonly rateLimited: number;
+  readonly ambiguous: number;
+  /** Failed exchanges by kind (each attempt counts, including ones later retried). */
+  readonly errors: Partial<Record<PlatformErrorKind, number>>;
+  readonly latencyMs: { count: number; p50: number | null; p95: number | null; max: number | null };
+}
+
+export interface ClientMetrics {
+  /** Keyed by method + path template, e.g. `POST /v2/identity/controls`. */
+  readonly endpoints: Record<string, EndpointMetrics>;
+  readonly token: { requests: number; issued: number; errors: number };
+  /** Rate budget per path template (current rate after any 429, penalties so far). */
+  readonly budgets: Record<string, EndpointBudgetState>;
+}
+
+interface MutableEndpoint {
+  requests: number;
+  retries: number;
+  authReplays: number;
+  rateLimited: number;
+  ambiguous: number;
+  errors: Partial<Record<PlatformErrorKind, number>>;
+  latency: LatencyHistogram;
+}
+
+/** Counters behind `PlatformClient.metrics()`; updating one is a map lookup and an add. */
+export class MetricsRecorder {
+  readonly #endpoints = new Map<string, MutableEndpoint>();
+  readonly token = { requests: 0, issued: 0, errors: 0 };
+
+  endpoint(key: string): MutableEndpoint {
+    let m = this.#endpoints.get(key);
+    if (!m) {
+      m = {
+        requests: 0,
+        retries: 0,
+        authReplays: 0,
+        rateLimited: 0,
+        ambiguous: 0,
+        errors: {},
+        latency: new LatencyHistogram(),
+      };
+      this.#endpoints.set(key, m);
+    }
+    return m;
+  }
+
+  error(key: string, kind: PlatformErrorKind): void {
+    const m = this.endpoint(key);
+    m.errors[kind] = (m.errors[kind] ?? 0) + 1;
+  }
+
+  snapshot(budgets: Record<string, EndpointBudgetState>): ClientMetrics {
+    const endpoints: Record<string, EndpointMetrics> = {};
+    for (const [key, m] of this.#endpoints) {
+      endpoints[key] = {
+        requests: m.requests,
+        retries: m.retries,
+        authReplays: m.authReplays,
+        rateLimited: m.rateLimited,
+        ambiguous: m.ambiguous,
+        errors: { ...m.errors },
+        latencyMs: {
+          count: m.latency.count,
+          p50: m.latency.percentile(0.5),
+          p95: m.latency.percentile(0.95),
+          max: m.latency.max,
+        },
+      };
+    }
+    return { endpoints, token: { ...this.token }, budgets };
+  }
+}

@@ -1,0 +1,297 @@
+import { inspect } from "node:util";
+import pLimit, { type LimitFunction } from "p-limit";
+import type { PlatformConfig } from "../config.ts";
+import type { Logger } from "../log.ts";
+import { backoffDelayMs, sleep } from "./backoff.ts";
+import type { MetricsRecorder } from "./client-metrics.ts";
+import {
+  type Classification,
+  classify,
+  describeFetchFailure,
+  type FetchFailure,
+  type HttpMethod,
+  kindForStatus,
+  PlatformError,
+  type PlatformErrorKind,
+} from "./platform-error.ts";
+import { parseProblem, parseRetryAfter } from "./problem-details.ts";
+import type { RateBudget } from "./rate-budget.ts";
+import type { Redactor } from "./redactor.ts";
+import type { TokenManager } from "./token-manager.ts";
+import { PATHS, SCOPE_READ_CONTROL, SCOPE_READ_IDENTITY, SCOPE_WRITE_CONTROL } from "./types.ts";
+
+export interface RequestSpec {
+  readonly method: HttpMethod;
+  /** Path template, the rate-limit key: `/v2/identity/identities/{id}`. */
+  readonly template: string;
+  /** Concrete path, already encoded. */
+  readonly path: string;
+  readonly query?: Record<string, string | undefined>;
+  readonly body?: unknown;
+  /** Re-send after an ambiguous outcome (deletes: a repeat is harmless and answers 404). */
+  readonly retryAmbiguous?: boolean;
+  readonly signal?: AbortSignal;
+}
+
+export interface Reply {
+  readonly status: number;
+  readonly body: unknown;
+  readonly attempts: number;
+  readonly afterAmbiguousAttempt: boolean;
+}
+
+export interface HttpClientDeps {
+  readonly config: PlatformConfig;
+  readonly tokens: TokenManager;
+  readonly budget: RateBudget;
+  readonly metrics: MetricsRecorder;
+  readonly redactor: Redactor;
+  readonly logger: Logger;
+  /** Aborted when the client is closed or the run is interrupted. */
+  readonly signal: AbortSignal;
+}
+
+type Outcome =
+  | { readonly status: number; readonly text: string; readonly retryAfter: string | null }
+  | { readonly failure: FetchFailure };
+
+const PENALISED = Symbol("penalised");
+const CANCELLED = Symbol("cancelled");
+
+/**
+ * Every API call goes through here: bearer token, per-endpoint rate budget, bounded concurrency,
+ * per-request timeout, one replay after a 401, retries with backoff for what is safe to repeat,
+ * and typed errors for the rest. Knows HTTP, nothing about identities.
+ *
+ * @example
+ *   const reply = await http.send({ method: "GET", template: PATHS.controls, path: PATHS.controls,
+ *     query: { identity_id: id } });
+ */
+export class HttpClient {
+  readonly #d: HttpClientDeps;
+  readonly #limit: LimitFunction;
+
+  constructor(deps: HttpClientDeps) {
+    this.#d = deps;
+    this.#limit = pLimit(deps.config.concurrency);
+  }
+
+  get inFlight(): number {
+    return this.#limit.activeCount;
+  }
+
+  get queued(): number {
+    return this.#limit.pendingCount;
+  }
+
+  async send(spec: RequestSpec): Promise<Reply> {
+    const { config, tokens, budget, metrics } = this.#d;
+    const key = `${spec.method} ${spec.template}`;
+    const m = metrics.endpoint(key);
+    const signal = spec.signal ? AbortSignal.any([this.#d.signal, spec.signal]) : this.#d.signal;
+    const url = buildUrl(config.apiUrl, spec);
+    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    let attempts = 0;
+    let replayed = false;
+    let hadAmbiguous = false;
+    for (;;) {
+      if (signal.aborted) throw this.#cancelled(key, spec.method, false, attempts);
+      const token = await tokens.get(signal);
+      try {
+        await budget.waitOpen(spec.template, signal);
+      } catch {
+        throw this.#cancelled(key, spec.method, false, attempts);
+      }
+      // The slot is taken after the penalty wait, so a penalised endpoint never holds slots
+      // that other endpoints could use; the bucket wait is inside it, so the send instant is
+      // the reserved instant (waiting for a slot after the bucket would let sends bunch up).
+      const outcome = await this.#limit(async () => {
+        if (signal.aborted) return CANCELLED;
+        try {
+          if (!(await budget.take(spec.template, signal))) return PENALISED;
+        } catch {
+          return CANCELLED;
+        }
+        m.requests += 1;
+        return exchange(url, spec.method, token, body, config.timeoutMs, signal, m.latency);
+      });
+      if (outcome === PENALISED) continue;
+      if (outcome === CANCELLED) throw this.#cancelled(key, spec.method, false, attempts);
+      attempts += 1;
+
+      let error: PlatformError;
+      if ("failure" in outcome) {
+        const f = outcome.failure;
+        if (f.kind === "cancelled") throw this.#cancelled(key, spec.method, f.sent, attempts);
+        error = this.#error(key, f.kind, classify(f.kind, spec.method, f.sent), {
+          detail:
+            f.kind === "timeout"
+              ? `no answer within ${config.timeoutMs} ms (--timeout-ms)`
+              : `connection failed (${this.#d.redactor.scrub(f.summary)})`,
+          cause: new Error(this.#d.redactor.scrub(f.summary)),
+        });
+      } else if (outcome.status >= 200 && outcome.status < 300) {
+        return {
+          status: outcome.status,
+          body: this.#json(key, spec.method, outcome.text),
+          attempts,
+          afterAmbiguousAttempt: hadAmbiguous,
+        };
+      } else if (outcome.status === 401 && !replayed) {
+        // Expired early, revoked or rotated: one fresh token, one replay (a 401 was not processed).
+        replayed = true;
+        m.authReplays += 1;
+        metrics.error(key, "unauthorized");
+        tokens.invalidate(token);
+        continue;
+      } else if (outcome.status === 429) {
+        m.rateLimited += 1;
+        metrics.error(key, "rate_limited");
+        budget.penalise(spec.template, parseRetryAfter(outcome.retryAfter));
+        continue;
+      } else {
+        error = this.#statusError(key, spec, outcome.status, outcome.text, replayed);
+      }
+
+      metrics.error(key, error.kind);
+      if (error.classification === "ambiguous") {
+        m.ambiguous += 1;
+        hadAmbiguous = true;
+      }
+      const again =
+        error.classification === "retryable" ||
+        (error.classification === "ambiguous" && spec.retryAmbiguous === true);
+      if (!again || attempts >= config.maxAttempts) {
+        throw error.with({ attempts, afterAmbiguousAttempt: hadAmbiguous });
+      }
+      m.retries += 1;
+      const delay = backoffDelayMs(attempts, {
+        baseMs: config.retryBaseMs,
+        capMs: config.retryCapMs,
+      });
+      this.#d.logger.debug(`${error.message}; retry ${attempts} in ${delay} ms`);
+      try {
+        await sleep(delay, signal);
+      } catch {
+        throw this.#cancelled(key, spec.method, false, attempts);
+      }
+    }
+  }
+
+  #json(key: string, method: HttpMethod, text: string): unknown {
+    if (text.trim() === "") return {};
+    try {
+      return JSON.parse(text);
+    } catch {
+      // A write answered 2xx was committed, but we cannot read what it created.
+      throw this.#error(key, "protocol", method === "GET" ? "fatal" : "ambiguous", {
+        detail: "the response body is not valid JSON",
+      });
+    }
+  }
+
+  #statusError(
+    key: string,
+    spec: RequestSpec,
+    status: number,
+    text: string,
+    replayed: boolean,
+  ): PlatformError {
+    const problem = parseProblem(this.#d.redactor.scrub(text));
+    const kind = kindForStatus(status);
+    let detail = problem.detail;
+    if (status === 401 && replayed) {
+      detail += ` (the platform refused a freshly issued token too; likely causes: the client's credentials or tokens were revoked, --token-url issues tokens for a different client or tenant than --api-url serves, or this machine's clock is far off)`;
+    } else if (status === 403) {
+      detail += ` (the token lacks the scope this endpoint needs, ${scopeFor(spec)}; check which scopes this client id is allowed)`;
+    } else if (status >= 300 && status < 400) {
+      detail = `unexpected redirect (${status}); check --api-url`;
+    }
+    return this.#error(key, kind, classify(kind, spec.method, true), {
+      status,
+      title: problem.title,
+      detail,
+    });
+  }
+
+  #error(
+    endpoint: string,
+    kind: PlatformErrorKind,
+    classification: Classification,
+    rest: { detail: string; status?: number; title?: string; cause?: Error },
+  ): PlatformError {
+    return new PlatformError({ kind, classification, endpoint, ...rest });
+  }
+
+  #cancelled(endpoint: string, method: HttpMethod, sent: boolean, attempts: number) {
+    return new PlatformError({
+      kind: "cancelled",
+      classification: classify("cancelled", method, sent),
+      endpoint,
+      detail: sent ? "cancelled while the request was in flight" : "cancelled before sending",
+      attempts,
+    });
+  }
+
+  toJSON(): string {
+    return "[HttpClient]";
+  }
+
+  [inspect.custom](): string {
+    return "[HttpClient]";
+  }
+}
+
+async function exchange(
+  url: string,
+  method: HttpMethod,
+  token: string,
+  body: string | undefined,
+  timeoutMs: number,
+  signal: AbortSignal,
+  latency: { record(ms: number): void },
+): Promise<Outcome> {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const started = performance.now();
+  try {
+    const res = await fetch(url, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: "application/json, application/problem+json",
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      body,
+      // Never follow: a redirect would carry the bearer token to wherever it points.
+      redirect: "manual",
+      signal: AbortSignal.any([signal, timeout]),
+    });
+    const text = await res.text();
+    latency.record(performance.now() - started);
+    return { status: res.status, text, retryAfter: res.headers.get("retry-after") };
+  } catch (err) {
+    return {
+      failure: describeFetchFailure(err, {
+        timedOut: timeout.aborted,
+        cancelled: signal.aborted,
+      }),
+    };
+  }
+}
+
+function buildUrl(apiUrl: string, spec: RequestSpec): string {
+  let url = apiUrl + spec.path;
+  if (spec.query) {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(spec.query)) if (v !== undefined) q.set(k, v);
+    const s = q.toString();
+    if (s) url += `?${s}`;
+  }
+  return url;
+}
+
+function scopeFor(spec: RequestSpec): string {
+  if (spec.template === PATHS.controls)
+    return spec.method === "GET" ? SCOPE_READ_CONTROL : SCOPE_WRITE_CONTROL;
+  return SCOPE_READ_IDENTITY;
+}

@@ -1,0 +1,281 @@
+import { inspect } from "node:util";
+import type { PlatformConfig } from "../config.ts";
+import { type Logger, silentLogger } from "../log.ts";
+import { type ClientMetrics, MetricsRecorder } from "./client-metrics.ts";
+import { HttpClient } from "./http-client.ts";
+import { PlatformError } from "./platform-error.ts";
+import { RateBudget } from "./rate-budget.ts";
+import { Redactor } from "./redactor.ts";
+import { TokenManager } from "./token-manager.ts";
+import {
+  CREATABLE_CONTROL_TYPES,
+  type Identity,
+  type IdentityControl,
+  PATHS,
+  REASON_CODES,
+  SCOPE_WRITE_CONTROL,
+} from "./types.ts";
+import {
+  parseControl,
+  parseControlsPage,
+  parseIdentitiesPage,
+  parseIdentity,
+} from "./wire-parsers.ts";
+
+export interface PlatformClientOptions {
+  /** Exactly the scopes to request: `READ_SCOPES` for read-only commands, `WRITE_SCOPES` for writers. */
+  readonly scopes: readonly string[];
+  readonly logger?: Logger;
+  /** Cancels everything waiting or in flight (e.g. the command's SIGINT signal). */
+  readonly signal?: AbortSignal;
+}
+
+export interface CreateControlInput {
+  readonly identityId: string;
+  readonly type: string;
+  readonly reasonCode: string;
+  readonly reason?: string;
+  readonly signal?: AbortSignal;
+}
+
+export interface PlatformClient {
+  /** Every identity, page by page (`next_page_cursor` followed until empty). */
+  listIdentities(opts?: {
+    limit?: number;
+    order?: "ASC" | "DESC";
+    signal?: AbortSignal;
+  }): AsyncGenerator<Identity[]>;
+  /** One identity; unknown id → PlatformError kind `not_found`. */
+  getIdentity(id: string, opts?: { signal?: AbortSignal }): Promise<Identity>;
+  /** All of an identity's controls (every page, 1000 per page). */
+  listIdentityControls(
+    identityId: string,
+    opts?: { includeDeleted?: boolean; signal?: AbortSignal },
+  ): Promise<IdentityControl[]>;
+  /**
+   * Never retried blindly: an outcome that may have been committed throws a PlatformError whose
+   * `classification` is `ambiguous`; look at the identity's controls before trying again.
+   */
+  createIdentityControl(input: CreateControlInput): Promise<IdentityControl>;
+  /** `alreadyDeleted` when a repeat after an ambiguous attempt found the control gone. */
+  deleteIdentityControl(
+    controlId: string,
+    reason?: string,
+    opts?: { signal?: AbortSignal },
+  ): Promise<{ alreadyDeleted: boolean }>;
+  metrics(): ClientMetrics;
+  /** Cancels whatever is waiting or in flight; later calls fail as cancelled. */
+  close(): Promise<void>;
+}
+
+const PAGE_LIMIT = 1000;
+
+/**
+ * The platform client: typed identity and control endpoints over a shared token, a per-endpoint
+ * rate budget, bounded concurrency and safe retries.
+ *
+ * @example
+ *   const client = createPlatformClient(loadPlatformConfig(argv), { scopes: READ_SCOPES, logger });
+ *   for await (const page of client.listIdentities()) store(page);
+ *   await client.close();
+ */
+export function createPlatformClient(
+  config: PlatformConfig,
+  options: PlatformClientOptions,
+): PlatformClient {
+  const logger = options.logger ?? silentLogger;
+  const closing = new AbortController();
+  const signal = options.signal
+    ? AbortSignal.any([closing.signal, options.signal])
+    : closing.signal;
+  const redactor = new Redactor(logger);
+  redactor.add(config.clientSecret.reveal());
+  const metrics = new MetricsRecorder();
+  const budget = new RateBudget({ rate: config.rate, penaltyS: config.penaltyS, logger });
+  const tokens = new TokenManager({
+    tokenUrl: config.tokenUrl,
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    scopes: options.scopes,
+    tokenRps: config.tokenRps,
+    timeoutMs: config.timeoutMs,
+    maxAttempts: config.maxAttempts,
+    retryBaseMs: config.retryBaseMs,
+    retryCapMs: config.retryCapMs,
+    penaltyS: config.penaltyS,
+    logger,
+    metrics,
+    redactor,
+    signal,
+  });
+  const http = new HttpClient({ config, tokens, budget, metrics, redactor, logger, signal });
+  const canWrite = options.scopes.includes(SCOPE_WRITE_CONTROL);
+
+  const refuse = (endpoint: string, kind: "bad_request" | "forbidden", detail: string) =>
+    new PlatformError({ kind, classification: "fatal", endpoint, detail });
+
+  async function* listIdentities(opts: Parameters<PlatformClient["listIdentities"]>[0] = {}) {
+    const endpoint = `GET ${PATHS.identities}`;
+    const limit = opts.limit ?? PAGE_LIMIT;
+    const seen = new Set<string>();
+    let cursor = "";
+    do {
+      const reply = await http.send({
+        method: "GET",
+        template: PATHS.identities,
+        path: PATHS.identities,
+        query: { limit: String(limit), order: opts.order, page_cursor: cursor || undefined },
+        signal: opts.signal,
+      });
+      const page = parseIdentitiesPage(reply.body, endpoint);
+      cursor = loopGuard(seen, page.nextPageCursor, endpoint);
+      yield page.items;
+    } while (cursor !== "");
+  }
+
+  async function listIdentityControls(
+    identityId: string,
+    opts: { includeDeleted?: boolean; signal?: AbortSignal } = {},
+  ): Promise<IdentityControl[]> {
+    const endpoint = `GET ${PATHS.controls}`;
+    const out: IdentityControl[] = [];
+    const seen = new Set<string>();
+    let cursor = "";
+    do {
+      const reply = await http.send({
+        method: "GET",
+        template: PATHS.controls,
+        path: PATHS.controls,
+        query: {
+          identity_id: identityId,
+          include_deleted: opts.includeDeleted ? "true" : undefined,
+          limit: String(PAGE_LIMIT),
+          page_cursor: cursor || undefined,
+        },
+        signal: opts.signal,
+      });
+      const page = parseControlsPage(reply.body, endpoint);
+      for (const c of page.items) out.push(c);
+      cursor = loopGuard(seen, page.nextPageCursor, endpoint);
+    } while (cursor !== "");
+    return out;
+  }
+
+  async function getIdentity(id: string, opts: { signal?: AbortSignal } = {}): Promise<Identity> {
+    const reply = await http.send({
+      method: "GET",
+      template: PATHS.identity,
+      path: `${PATHS.identities}/${encodeURIComponent(id)}`,
+      signal: opts.signal,
+    });
+    return parseIdentity(reply.body, `GET ${PATHS.identity}`);
+  }
+
+  async function createIdentityControl(input: CreateControlInput): Promise<IdentityControl> {
+    const endpoint = `POST ${PATHS.controls}`;
+    if (!(CREATABLE_CONTROL_TYPES as readonly string[]).includes(input.type)) {
+      throw refuse(
+        endpoint,
+        "bad_request",
+        `refused locally: clients may create only ${CREATABLE_CONTROL_TYPES.join(", ")} controls, not ${JSON.stringify(input.type)}${input.type === "FROZEN" ? " (FROZEN is set by the platform alone)" : ""}`,
+      );
+    }
+    if (!(REASON_CODES as readonly string[]).includes(input.reasonCode)) {
+      throw refuse(
+        endpoint,
+        "bad_request",
+        `refused locally: reason_code must be one of ${REASON_CODES.join(", ")}, got ${JSON.stringify(input.reasonCode)}`,
+      );
+    }
+    if (!canWrite) {
+      throw refuse(
+        endpoint,
+        "forbidden",
+        `refused locally: this client was created without the ${SCOPE_WRITE_CONTROL} scope (a read-only command)`,
+      );
+    }
+    const reply = await http.send({
+      method: "POST",
+      template: PATHS.controls,
+      path: PATHS.controls,
+      body: {
+        identity_id: input.identityId,
+        type: input.type,
+        reason_code: input.reasonCode,
+        ...(input.reason === undefined ? {} : { reason: input.reason }),
+      },
+      signal: input.signal,
+    });
+    try {
+      return parseControl(reply.body, endpoint);
+    } catch (err) {
+      // 2xx means it was committed; an unreadable record leaves the caller unsure what exists.
+      throw err instanceof PlatformError ? err.with({ classification: "ambiguous" }) : err;
+    }
+  }
+
+  async function deleteIdentityControl(
+    controlId: string,
+    reason?: string,
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<{ alreadyDeleted: boolean }> {
+    if (!canWrite) {
+      throw refuse(
+        `DELETE ${PATHS.controls}`,
+        "forbidden",
+        `refused locally: this client was created without the ${SCOPE_WRITE_CONTROL} scope (a read-only command)`,
+      );
+    }
+    try {
+      await http.send({
+        method: "DELETE",
+        template: PATHS.controls,
+        path: PATHS.controls,
+        query: { control_id: controlId, reason },
+        retryAmbiguous: true,
+        signal: opts.signal,
+      });
+      return { alreadyDeleted: false };
+    } catch (err) {
+      // The first attempt may have deleted it; "not found" (or "already deleted") now means done.
+      if (
+        err instanceof PlatformError &&
+        err.afterAmbiguousAttempt &&
+        (err.kind === "not_found" || err.kind === "conflict")
+      ) {
+        return { alreadyDeleted: true };
+      }
+      throw err;
+    }
+  }
+
+  const client: PlatformClient = {
+    listIdentities,
+    getIdentity,
+    listIdentityControls,
+    createIdentityControl,
+    deleteIdentityControl,
+    metrics: () => metrics.snapshot(budget.snapshot()),
+    close: async () => {
+      closing.abort(new Error("platform client closed"));
+    },
+  };
+  Object.defineProperty(client, inspect.custom, { value: () => "[PlatformClient]" });
+  Object.defineProperty(client, "toJSON", { value: () => "[PlatformClient]" });
+  return Object.freeze(client);
+}
+
+/** A cursor seen twice would loop forever; the platform promised opaque, advancing cursors. */
+function loopGuard(seen: Set<string>, cursor: string, endpoint: string): string {
+  if (cursor === "") return "";
+  if (seen.has(cursor)) {
+    throw new PlatformError({
+      kind: "protocol",
+      classification: "fatal",
+      endpoint,
+      detail: "next_page_cursor repeats an earlier cursor; stopping instead of looping forever",
+    });
+  }
+  seen.add(cursor);
+  return cursor;
+}

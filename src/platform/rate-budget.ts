@@ -1,0 +1,146 @@
+import type { Logger } from "../log.ts";
+import { sleep } from "./backoff.ts";
+import { TokenBucket } from "./token-bucket.ts";
+
+export interface RateBudgetOptions {
+  /** Requests per second per endpoint (path template). */
+  readonly rate: number;
+  /** Defaults to {@link defaultBurst}. */
+  readonly burst?: number;
+  /** Pause after a 429 that carries no Retry-After. */
+  readonly penaltyS: number;
+  readonly logger: Logger;
+  readonly now?: () => number;
+}
+
+/**
+ * The burst we allow: a tenth of a second's worth, at least one request. The platform averages over
+ * five minutes, so a burst of rate/10 adds at most 0.1 s worth of requests to any window (40 rps:
+ * 12,004 requests per 5 minutes against the 15,000 allowed). It is still enough that workers which
+ * wake together are not spaced out by artificial gaps, and, because buckets start with one token,
+ * a burst exists only after an idle spell, never on top of a sustained stream.
+ */
+export function defaultBurst(rate: number): number {
+  return Math.max(1, Math.floor(rate / 10));
+}
+
+export interface EndpointBudgetState {
+  readonly rate: number;
+  readonly burst: number;
+  readonly penalties: number;
+  /** ISO time until which nothing is sent, or null when open. */
+  readonly pausedUntil: string | null;
+}
+
+interface EndpointBudget {
+  readonly bucket: TokenBucket;
+  pausedUntil: number;
+  penalties: number;
+  /** Bumped on every penalty so waiters holding a pre-penalty reservation re-queue. */
+  generation: number;
+}
+
+/**
+ * One token bucket per endpoint path template (the platform limits per path, not per method), plus
+ * the 429 penalty: after a 429 nothing more goes to that endpoint until Retry-After (or `penaltyS`)
+ * has passed, no probing, and its rate is halved for the rest of the run. Other endpoints go on.
+ *
+ * @example
+ *   const budget = new RateBudget({ rate: 40, penaltyS: 300, logger });
+ *   await budget.waitOpen("/v2/identity/controls", signal);
+ *   if (await budget.take("/v2/identity/controls", signal)) send();
+ */
+export class RateBudget {
+  readonly #endpoints = new Map<string, EndpointBudget>();
+  readonly #options: RateBudgetOptions;
+  readonly #now: () => number;
+
+  constructor(options: RateBudgetOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  #get(key: string): EndpointBudget {
+    let ep = this.#endpoints.get(key);
+    if (!ep) {
+      const rate = this.#options.rate;
+      ep = {
+        bucket: new TokenBucket({
+          rate,
+          burst: this.#options.burst ?? defaultBurst(rate),
+          now: this.#now,
+        }),
+        pausedUntil: 0,
+        penalties: 0,
+        generation: 0,
+      };
+      this.#endpoints.set(key, ep);
+    }
+    return ep;
+  }
+
+  /** Resolves once `key` is not under a penalty (at once if it never was). */
+  async waitOpen(key: string, signal?: AbortSignal): Promise<void> {
+    const ep = this.#get(key);
+    // A penalty can be extended while we sleep, hence the loop.
+    for (let left = ep.pausedUntil - this.#now(); left > 0; left = ep.pausedUntil - this.#now()) {
+      await sleep(left, signal);
+    }
+  }
+
+  /**
+   * Waits for the endpoint's next send slot. Returns false when a penalty began meanwhile: the
+   * caller must go back to {@link waitOpen} (and give up any concurrency slot while it waits).
+   */
+  async take(key: string, signal?: AbortSignal): Promise<boolean> {
+    const ep = this.#get(key);
+    if (ep.pausedUntil > this.#now()) return false;
+    const generation = ep.generation;
+    await ep.bucket.take(signal);
+    return ep.generation === generation && ep.pausedUntil <= this.#now();
+  }
+
+  /**
+   * Records a 429. Returns true when this opened a new penalty (and so logged the warning); 429s
+   * of requests that were already in flight merge into the running penalty silently.
+   */
+  penalise(key: string, retryAfterS: number | undefined): boolean {
+    const ep = this.#get(key);
+    const now = this.#now();
+    const seconds = retryAfterS ?? this.#options.penaltyS;
+    const until = now + seconds * 1000;
+    const running = ep.pausedUntil > now;
+    ep.generation += 1;
+    if (until > ep.pausedUntil) ep.pausedUntil = until;
+    ep.bucket.pauseUntil(ep.pausedUntil);
+    if (running) return false;
+    ep.penalties += 1;
+    const before = ep.bucket.rate;
+    const after = Math.max(Math.min(1, before), before * 0.5);
+    ep.bucket.setRate(after);
+    this.#options.logger.warn(
+      `Rate limited (429) on ${key}: sending nothing more to it until ${new Date(ep.pausedUntil).toISOString()} ` +
+        `(${retryAfterS === undefined ? `no Retry-After, using --penalty-s ${seconds}` : `Retry-After ${seconds} s`}); ` +
+        `its budget drops from ${round(before)} to ${round(after)} requests/s for the rest of the run. Other endpoints continue.`,
+      { endpoint: key, resume_at: new Date(ep.pausedUntil).toISOString() },
+    );
+    return true;
+  }
+
+  /** Plain, JSON-serialisable view for metrics. */
+  snapshot(): Record<string, EndpointBudgetState> {
+    const now = this.#now();
+    const out: Record<string, EndpointBudgetState> = {};
+    for (const [key, ep] of this.#endpoints) {
+      out[key] = {
+        rate: round(ep.bucket.rate),
+        burst: ep.bucket.burst,
+        penalties: ep.penalties,
+        pausedUntil: ep.pausedUntil > now ? new Date(ep.pausedUntil).toISOString() : null,
+      };
+    }
+    return out;
+  }
+}
+
+const round = (n: number) => Math.round(n * 100) / 100;

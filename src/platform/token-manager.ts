@@ -1,0 +1,274 @@
+import { inspect } from "node:util";
+import type { Logger } from "../log.ts";
+import type { Secret } from "../secret.ts";
+import { backoffDelayMs, sleep } from "./backoff.ts";
+import type { MetricsRecorder } from "./client-metrics.ts";
+import { describeFetchFailure, PlatformError } from "./platform-error.ts";
+import { oauthErrorCode, parseProblem, parseRetryAfter } from "./problem-details.ts";
+import type { Redactor } from "./redactor.ts";
+import { TokenBucket } from "./token-bucket.ts";
+
+export interface TokenManagerOptions {
+  readonly tokenUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: Secret;
+  readonly scopes: readonly string[];
+  /** Budget of the token endpoint (the platform allows 1 rps); burst is always 1. */
+  readonly tokenRps: number;
+  readonly timeoutMs: number;
+  readonly maxAttempts: number;
+  readonly retryBaseMs: number;
+  readonly retryCapMs: number;
+  /** Wait after a 429 without Retry-After. */
+  readonly penaltyS: number;
+  readonly logger: Logger;
+  readonly metrics: MetricsRecorder;
+  readonly redactor: Redactor;
+  /** The client's lifetime signal: a shared refresh is cancelled only when the client is. */
+  readonly signal: AbortSignal;
+}
+
+interface CachedToken {
+  readonly value: string;
+  readonly refreshAt: number;
+}
+
+/** Assumed lifetime when the server omits `expires_in`; a 401 still triggers a refresh. */
+const DEFAULT_TTL_S = 300;
+
+/**
+ * OAuth2 client-credentials tokens, fetched once and shared: the token is cached until shortly
+ * before it expires (10% of its lifetime, at most 30 s, early), concurrent callers wait on one
+ * refresh, and the token endpoint is never asked more often than `tokenRps`.
+ *
+ * @example
+ *   const tokens = new TokenManager({ ...options, scopes: READ_SCOPES });
+ *   const bearer = await tokens.get(signal);
+ *   // after a 401 carrying `bearer`:
+ *   tokens.invalidate(bearer);
+ */
+export class TokenManager {
+  readonly #o: TokenManagerOptions;
+  readonly #bucket: TokenBucket;
+  readonly #endpoint: string;
+  #token: CachedToken | undefined;
+  #refresh: Promise<string> | undefined;
+
+  constructor(options: TokenManagerOptions) {
+    this.#o = options;
+    this.#bucket = new TokenBucket({ rate: options.tokenRps, burst: 1 });
+    this.#endpoint = `POST ${new URL(options.tokenUrl).pathname}`;
+  }
+
+  /** The current token, refreshing it first (once, for all callers) if it is missing or stale. */
+  async get(signal?: AbortSignal): Promise<string> {
+    const t = this.#token;
+    if (t && Date.now() < t.refreshAt) return t.value;
+    if (!this.#refresh) {
+      this.#refresh = this.#fetch().finally(() => {
+        this.#refresh = undefined;
+      });
+    }
+    return signal ? raceAbort(this.#refresh, signal, this.#endpoint) : this.#refresh;
+  }
+
+  /** Drops `token` if it is still the cached one (a later refresh may already have replaced it). */
+  invalidate(token: string): void {
+    if (this.#token?.value === token) this.#token = undefined;
+  }
+
+  async #fetch(): Promise<string> {
+    const o = this.#o;
+    const signal = o.signal;
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      await this.#bucket.take(signal).catch(() => cancelled(this.#endpoint));
+      o.metrics.token.requests += 1;
+      const timeout = AbortSignal.timeout(o.timeoutMs);
+      let status: number;
+      let text: string;
+      let retryAfter: string | null;
+      try {
+        const res = await fetch(o.tokenUrl, {
+          method: "POST",
+          headers: {
+            authorization: `Basic ${basic(o.clientId, o.clientSecret.reveal())}`,
+            "content-type": "application/x-www-form-urlencoded",
+            accept: "application/json",
+          },
+          body: new URLSearchParams({
+            grant_type: "client_credentials",
+            scope: o.scopes.join(" "),
+          }),
+          signal: AbortSignal.any([signal, timeout]),
+        });
+        status = res.status;
+        retryAfter = res.headers.get("retry-after");
+        text = await res.text();
+      } catch (err) {
+        const f = describeFetchFailure(err, {
+          timedOut: timeout.aborted,
+          cancelled: signal.aborted,
+        });
+        o.metrics.token.errors += 1;
+        if (f.kind === "cancelled") cancelled(this.#endpoint);
+        const error = new PlatformError({
+          kind: f.kind,
+          classification: "retryable",
+          endpoint: this.#endpoint,
+          detail: `token request failed (${o.redactor.scrub(f.summary)}); check --token-url`,
+          attempts: attempt,
+        });
+        if (attempt >= o.maxAttempts) throw error;
+        await this.#backoff(attempt, error);
+        continue;
+      }
+      if (status >= 200 && status < 300) {
+        const token = this.#accept(text, started);
+        this.#token = token;
+        o.metrics.token.issued += 1;
+        return token.value;
+      }
+      o.metrics.token.errors += 1;
+      if (status === 429) {
+        const seconds = parseRetryAfter(retryAfter) ?? o.penaltyS;
+        o.logger.warn(
+          `Rate limited (429) on the token endpoint: asking again at ${new Date(Date.now() + seconds * 1000).toISOString()}.`,
+        );
+        await sleep(seconds * 1000, signal).catch(() => cancelled(this.#endpoint));
+        continue;
+      }
+      const error = this.#refusal(status, text, attempt);
+      if (error.classification !== "retryable" || attempt >= o.maxAttempts) throw error;
+      await this.#backoff(attempt, error);
+    }
+  }
+
+  async #backoff(attempt: number, error: PlatformError): Promise<void> {
+    const o = this.#o;
+    const delay = backoffDelayMs(attempt, { baseMs: o.retryBaseMs, capMs: o.retryCapMs });
+    o.logger.debug(`${error.message}; retrying in ${delay} ms`);
+    await sleep(delay, o.signal).catch(() => cancelled(this.#endpoint));
+  }
+
+  #accept(text: string, started: number): CachedToken {
+    const fail = (detail: string) =>
+      new PlatformError({
+        kind: "protocol",
+        classification: "fatal",
+        endpoint: this.#endpoint,
+        detail,
+      });
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      throw fail("the token response is not JSON");
+    }
+    const value = body?.access_token;
+    if (typeof value !== "string" || value === "") throw fail("access_token is missing");
+    // Registered before anything else can print it.
+    this.#o.redactor.add(value);
+    const type = body.token_type;
+    if (typeof type === "string" && type.toLowerCase() !== "bearer")
+      throw fail(`token_type must be Bearer, got ${JSON.stringify(type.slice(0, 40))}`);
+    const granted = typeof body.scope === "string" ? body.scope.split(/\s+/) : undefined;
+    const missing = granted ? this.#o.scopes.filter((s) => !granted.includes(s)) : [];
+    if (missing.length > 0) {
+      throw new PlatformError({
+        kind: "forbidden",
+        classification: "fatal",
+        endpoint: this.#endpoint,
+        detail: `the token was granted without the scope(s) ${missing.join(", ")}; this client id is not allowed them`,
+      });
+    }
+    const raw = Number(body.expires_in);
+    const ttlS = Number.isFinite(raw) && raw > 0 ? raw : DEFAULT_TTL_S;
+    const margin = Math.min(30_000, ttlS * 100);
+    this.#o.logger.debug(`Obtained an access token (expires in ${ttlS} s).`);
+    return { value, refreshAt: started + ttlS * 1000 - margin };
+  }
+
+  #refusal(status: number, text: string, attempt: number): PlatformError {
+    const o = this.#o;
+    const problem = parseProblem(o.redactor.scrub(text));
+    const code = oauthErrorCode(text);
+    const said = `${status}${code ? ` ${code}` : ""}: ${problem.detail}`;
+    const base = { endpoint: this.#endpoint, status, title: problem.title, attempts: attempt };
+    if (status >= 500) {
+      return new PlatformError({
+        ...base,
+        kind: "server",
+        classification: "retryable",
+        detail: `the token endpoint failed (${said})`,
+      });
+    }
+    if (status === 401 || code === "invalid_client" || code === "unauthorized_client") {
+      return new PlatformError({
+        ...base,
+        kind: "unauthorized",
+        classification: "fatal",
+        detail: `the token endpoint refused the client credentials (${said}). Check --client-id / env OAUTH_CLIENT_ID and the secret (env OAUTH_CLIENT_SECRET or --client-secret-file), and that --token-url belongs to the same platform as --api-url.`,
+      });
+    }
+    if (code === "invalid_scope") {
+      return new PlatformError({
+        ...base,
+        kind: "forbidden",
+        classification: "fatal",
+        detail: `the token endpoint refused the scope(s) ${o.scopes.join(" ")} (${said}). This client id is not allowed them; read-only credentials can run only the read commands.`,
+      });
+    }
+    return new PlatformError({
+      ...base,
+      kind: status === 403 ? "forbidden" : "bad_request",
+      classification: "fatal",
+      detail: `the token endpoint refused the request (${said})`,
+    });
+  }
+
+  toJSON(): string {
+    return "[TokenManager]";
+  }
+
+  [inspect.custom](): string {
+    return "[TokenManager]";
+  }
+}
+
+/** RFC 6749 §2.3.1: id and secret are form-encoded before the Basic encoding. */
+function basic(id: string, secret: string): string {
+  const enc = (s: string) => encodeURIComponent(s).replace(/%20/g, "+");
+  return Buffer.from(`${enc(id)}:${enc(secret)}`).toString("base64");
+}
+
+function cancelledError(endpoint: string): PlatformError {
+  return new PlatformError({
+    kind: "cancelled",
+    classification: "fatal",
+    endpoint,
+    detail: "cancelled before a token was obtained",
+  });
+}
+
+function cancelled(endpoint: string): never {
+  throw cancelledError(endpoint);
+}
+
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, endpoint: string): Promise<T> {
+  if (signal.aborted) return Promise.reject(cancelledError(endpoint));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(cancelledError(endpoint));
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
+}
