@@ -1,0 +1,155 @@
+import { type Kysely, sql } from "kysely";
+import type { Database, NewFinding } from "./schema.ts";
+
+export interface IdentityStateRow {
+  identity_id: string;
+  user_disabled: boolean | null;
+  admin_disabled: boolean | null;
+  has_source: boolean;
+  status: "found" | "not_found" | "error" | null;
+  error: string | null;
+  controls: { control_id: string; type: string; set_by: string; set_by_raw: string; is_overridable: boolean }[];
+}
+
+/**
+ * One page of the join source ⟗ snapshot, keyed by identity id: every valid source candidate and
+ * every observed identity holding a SELL_ONLY, with its flags and its active controls as JSON.
+ */
+export async function identityStatesPage(
+  db: Kysely<Database>,
+  runId: string,
+  after: string | null,
+  limit: number,
+): Promise<IdentityStateRow[]> {
+  const r = await sql<IdentityStateRow>`
+    with ids as (
+      select identity_id from (
+        select s.identity_id from controls_migration.source_rows s
+        where s.run_id = ${runId} and s.valid and s.identity_id is not null
+          and (s.user_disabled or s.admin_disabled or s.seq < 0)
+          and (${after}::text is null or s.identity_id > ${after})
+        union
+        select c.identity_id from controls_migration.snapshot_controls c
+        where c.run_id = ${runId} and c.type = 'SELL_ONLY'
+          and (${after}::text is null or c.identity_id > ${after})
+      ) u order by identity_id limit ${limit}
+    )
+    select ids.identity_id,
+      s.user_disabled, s.admin_disabled, (s.identity_id is not null) as has_source,
+      si.status, si.error,
+      coalesce((
+        select json_agg(json_build_object('control_id', c.control_id, 'type', c.type, 'set_by', c.set_by,
+                                          'set_by_raw', c.set_by_raw, 'is_overridable', c.is_overridable)
+                        order by c.control_id)
+        from controls_migration.snapshot_controls c
+        where c.run_id = ${runId} and c.identity_id = ids.identity_id and c.deleted_at is null
+      ), '[]'::json) as controls
+    from ids
+    left join lateral (
+      select * from controls_migration.source_rows s
+      where s.run_id = ${runId} and s.identity_id = ids.identity_id and s.valid
+      order by s.seq limit 1
+    ) s on true
+    left join controls_migration.snapshot_identities si
+      on si.run_id = ${runId} and si.identity_id = ids.identity_id
+    order by ids.identity_id
+  `.execute(db);
+  return r.rows.map((row) => ({
+    ...row,
+    controls: typeof row.controls === "string" ? JSON.parse(row.controls) : row.controls,
+  }));
+}
+
+export async function insertFindings(db: Kysely<Database>, rows: NewFinding[]): Promise<number[]> {
+  if (rows.length === 0) return [];
+  const out = await db.insertInto("controls_migration.findings").values(rows).returning("id").execute();
+  return out.map((r) => Number(r.id));
+}
+
+/** Invalid source rows become findings straight from SQL. */
+export async function insertInvalidRowFindings(db: Kysely<Database>, runId: string): Promise<void> {
+  await sql`
+    insert into controls_migration.findings (run_id, identity_id, finding, user_disabled, admin_disabled, detail)
+    select run_id, identity_id, 'invalid_source_row', user_disabled, admin_disabled,
+           anomaly || coalesce(': ' || anomaly_detail, '')
+    from controls_migration.source_rows
+    where run_id = ${runId} and anomaly is not null and valid is not true
+    order by seq
+  `.execute(db);
+}
+
+export async function countFindings(db: Kysely<Database>, runId: string): Promise<Record<string, number>> {
+  const rows = await db
+    .selectFrom("controls_migration.findings")
+    .select(["finding", db.fn.countAll<number>().as("n")])
+    .where("run_id", "=", runId)
+    .groupBy("finding")
+    .execute();
+  return Object.fromEntries(rows.map((r) => [r.finding, Number(r.n)]));
+}
+
+/** Findings that appear in `runId` but not in `previousRunId` (new) and the reverse (resolved). */
+export async function findingChanges(
+  db: Kysely<Database>,
+  runId: string,
+  previousRunId: string,
+): Promise<{ newFindings: number; resolvedFindings: number }> {
+  const key = (id: string) => sql`
+    select coalesce(identity_id, '') as i, finding as f, coalesce(expected_set_by, observed_set_by, '') as k
+    from controls_migration.findings where run_id = ${id} and finding <> 'in_sync'`;
+  const count = async (a: string, b: string) => {
+    const r = await sql<{ n: number }>`select count(*)::int as n from (${key(a)} except ${key(b)}) d`.execute(db);
+    return Number(r.rows[0]?.n ?? 0);
+  };
+  return { newFindings: await count(runId, previousRunId), resolvedFindings: await count(previousRunId, runId) };
+}
+
+export interface DiffRecord {
+  id: number;
+  run_id: string;
+  identity_id: string | null;
+  user_disabled: boolean | null;
+  admin_disabled: boolean | null;
+  finding: string;
+  expected_type: string | null;
+  expected_set_by: string | null;
+  expected_is_overridable: boolean | null;
+  observed_control_id: string | null;
+  observed_set_by: string | null;
+  observed_is_overridable: boolean | null;
+  other_active_controls: string | null;
+  detail: string | null;
+  action: string | null;
+  status: string | null;
+  outcome: string | null;
+  http_status: number | null;
+  error: string | null;
+  attempts: number | null;
+  at: Date | null;
+}
+
+/** One page of a run's findings with the latest journal entry of each, keyset by finding id. */
+export async function diffPage(
+  db: Kysely<Database>,
+  runId: string,
+  afterId: number,
+  limit: number,
+  includeInSync: boolean,
+): Promise<DiffRecord[]> {
+  const r = await sql<DiffRecord>`
+    select f.id, f.run_id, f.identity_id, f.user_disabled, f.admin_disabled, f.finding,
+      f.expected_type, f.expected_set_by, f.expected_is_overridable, f.observed_control_id,
+      f.observed_set_by, f.observed_is_overridable, f.other_active_controls, f.detail,
+      a.action, a.status, a.outcome, a.http_status, a.error, a.attempts, a.updated_at as at
+    from controls_migration.findings f
+    left join lateral (
+      select * from controls_migration.actions a
+      where a.identity_id = f.identity_id and a.finding_id = f.id
+      order by a.id desc limit 1
+    ) a on true
+    where f.run_id = ${runId} and f.id > ${afterId}
+      and (${includeInSync} or f.finding <> 'in_sync')
+    order by f.id limit ${limit}
+  `.execute(db);
+  return r.rows.map((x) => ({ ...x, id: Number(x.id) }));
+}

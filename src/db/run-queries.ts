@@ -1,0 +1,120 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { type Kysely, sql } from "kysely";
+import type { Database, Run, RunMode, RunStatus } from "./schema.ts";
+
+const T = "controls_migration.runs" as const;
+
+/** `YYYYMMDD-HHMMSS-xxxx`, sortable by start time and unique enough for one database. */
+export function newRunId(now = new Date()): string {
+  const p = (n: number) => String(n).padStart(2, "0");
+  const stamp = `${now.getUTCFullYear()}${p(now.getUTCMonth() + 1)}${p(now.getUTCDate())}-${p(now.getUTCHours())}${p(now.getUTCMinutes())}${p(now.getUTCSeconds())}`;
+  return `${stamp}-${randomBytes(2).toString("hex")}`;
+}
+
+export async function insertRun(
+  db: Kysely<Database>,
+  run: { id: string; mode: RunMode; parentRunId: string | null; options: Record<string, unknown>; toolVersion: string },
+): Promise<void> {
+  await db
+    .insertInto(T)
+    .values({
+      id: run.id,
+      mode: run.mode,
+      status: "running",
+      parent_run_id: run.parentRunId,
+      options: JSON.stringify(run.options),
+      tool_version: run.toolVersion,
+      host: hostname(),
+      pid: process.pid,
+      heartbeat_at: new Date(),
+    })
+    .execute();
+}
+
+export async function getRun(db: Kysely<Database>, id: string): Promise<Run | undefined> {
+  return db.selectFrom(T).selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export async function touchRun(db: Kysely<Database>, id: string): Promise<void> {
+  await db.updateTable(T).set({ heartbeat_at: new Date() }).where("id", "=", id).execute();
+}
+
+export async function claimRun(db: Kysely<Database>, id: string): Promise<void> {
+  await db
+    .updateTable(T)
+    .set({ status: "running", heartbeat_at: new Date(), host: hostname(), pid: process.pid, finished_at: null })
+    .where("id", "=", id)
+    .execute();
+}
+
+export async function finishRun(
+  db: Kysely<Database>,
+  id: string,
+  result: { status: RunStatus; exitCode: number; counts: Record<string, number>; summary: unknown },
+): Promise<void> {
+  await db
+    .updateTable(T)
+    .set({
+      status: result.status,
+      exit_code: result.exitCode,
+      finished_at: new Date(),
+      counts: JSON.stringify(result.counts),
+      summary: JSON.stringify(result.summary),
+    })
+    .where("id", "=", id)
+    .execute();
+}
+
+/** Writer runs (apply/reconcile) still marked running: crashed ones, once we hold the run lock. */
+export async function unfinishedWriterRuns(db: Kysely<Database>, exceptId?: string): Promise<Run[]> {
+  let q = db
+    .selectFrom(T)
+    .selectAll()
+    .where("status", "=", "running")
+    .where("mode", "in", ["apply", "reconcile"]);
+  if (exceptId) q = q.where("id", "<>", exceptId);
+  return q.orderBy("started_at").execute();
+}
+
+export async function markRunsInterrupted(db: Kysely<Database>, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable(T)
+    .set({ status: "interrupted", finished_at: new Date() })
+    .where("id", "in", ids)
+    .where("status", "=", "running")
+    .execute();
+}
+
+export async function listRuns(db: Kysely<Database>, limit: number): Promise<Run[]> {
+  return db.selectFrom(T).selectAll().orderBy("started_at", "desc").orderBy("id", "desc").limit(limit).execute();
+}
+
+export async function previousCompletedRun(
+  db: Kysely<Database>,
+  mode: RunMode,
+  beforeId: string,
+): Promise<Run | undefined> {
+  return db
+    .selectFrom(T)
+    .selectAll()
+    .where("mode", "=", mode)
+    .where("status", "=", "completed")
+    .where("id", "<", beforeId)
+    .orderBy("id", "desc")
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** The run a live writer is executing (for "who holds the lock" messages). */
+export async function latestRunningWriter(db: Kysely<Database>): Promise<Run | undefined> {
+  return db
+    .selectFrom(T)
+    .selectAll()
+    .where("status", "=", "running")
+    .where("mode", "in", ["apply", "reconcile"])
+    .orderBy(sql`heartbeat_at`, "desc")
+    .limit(1)
+    .executeTakeFirst();
+}

@@ -1,0 +1,123 @@
+import { type Kysely, sql } from "kysely";
+import type { Database, NewSnapshotControl, NewSnapshotIdentity, NewSourceRow } from "./schema.ts";
+
+/** Inserts one page of snapshot rows; re-observing an identity in the same run replaces it. */
+export async function insertSnapshot(
+  db: Kysely<Database>,
+  identities: NewSnapshotIdentity[],
+  controls: NewSnapshotControl[],
+): Promise<void> {
+  if (identities.length === 0 && controls.length === 0) return;
+  await db.transaction().execute(async (trx) => {
+    for (let i = 0; i < identities.length; i += 2000) {
+      await trx
+        .insertInto("controls_migration.snapshot_identities")
+        .values(identities.slice(i, i + 2000))
+        .onConflict((oc) =>
+          oc.columns(["run_id", "identity_id"]).doUpdateSet((eb) => ({
+            status: eb.ref("excluded.status"),
+            error: eb.ref("excluded.error"),
+            observed_at: eb.ref("excluded.observed_at"),
+          })),
+        )
+        .execute();
+    }
+    for (let i = 0; i < controls.length; i += 1000) {
+      await trx
+        .insertInto("controls_migration.snapshot_controls")
+        .values(controls.slice(i, i + 1000))
+        .onConflict((oc) => oc.columns(["run_id", "control_id"]).doNothing())
+        .execute();
+    }
+  });
+}
+
+/** Forgets what was observed of some identities, before observing them again. */
+export async function clearSnapshotOf(db: Kysely<Database>, runId: string, identityIds: string[]): Promise<void> {
+  if (identityIds.length === 0) return;
+  await db
+    .deleteFrom("controls_migration.snapshot_controls")
+    .where("run_id", "=", runId)
+    .where("identity_id", "in", identityIds)
+    .execute();
+}
+
+export async function insertSourceRows(db: Kysely<Database>, rows: NewSourceRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 1000) {
+    await db.insertInto("controls_migration.source_rows").values(rows.slice(i, i + 1000)).execute();
+  }
+}
+
+/** Valid candidates of a run (a flag true), in identity order after `after` (keyset). */
+export async function candidatePage(
+  db: Kysely<Database>,
+  runId: string,
+  after: string | null,
+  limit: number,
+): Promise<string[]> {
+  let q = db
+    .selectFrom("controls_migration.source_rows")
+    .select("identity_id")
+    .where("run_id", "=", runId)
+    .where("valid", "=", true)
+    .where("identity_id", "is not", null)
+    .where((eb) => eb.or([eb("user_disabled", "=", true), eb("admin_disabled", "=", true), eb("seq", "<", 0)]));
+  if (after !== null) q = q.where("identity_id", ">", after);
+  const rows = await q.orderBy("identity_id").limit(limit).execute();
+  return rows.map((r) => r.identity_id as string);
+}
+
+export async function countCandidates(db: Kysely<Database>, runId: string): Promise<number> {
+  const r = await db
+    .selectFrom("controls_migration.source_rows")
+    .select(db.fn.count<number>("identity_id").distinct().as("n"))
+    .where("run_id", "=", runId)
+    .where("valid", "=", true)
+    .where((eb) => eb.or([eb("user_disabled", "=", true), eb("admin_disabled", "=", true), eb("seq", "<", 0)]))
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/**
+ * After a complete bulk listing: every valid candidate the listing did not contain is recorded as
+ * not found, which is what the platform would answer for it.
+ */
+export async function markUnlistedCandidatesNotFound(db: Kysely<Database>, runId: string): Promise<number> {
+  const r = await sql`
+    insert into controls_migration.snapshot_identities (run_id, identity_id, status, error)
+    select distinct s.run_id, s.identity_id, 'not_found', 'absent from a complete listing of the platform''s identities'
+    from controls_migration.source_rows s
+    where s.run_id = ${runId} and s.valid and s.identity_id is not null
+      and (s.user_disabled or s.admin_disabled or s.seq < 0)
+      and not exists (select 1 from controls_migration.snapshot_identities i
+                      where i.run_id = s.run_id and i.identity_id = s.identity_id)
+  `.execute(db);
+  return Number(r.numAffectedRows ?? 0);
+}
+
+/** Platform identities holding a SELL_ONLY that this run's source rows do not cover. */
+export async function sellOnlyIdentitiesOutsideSource(
+  db: Kysely<Database>,
+  runId: string,
+  after: string | null,
+  limit: number,
+): Promise<string[]> {
+  const r = await sql<{ identity_id: string }>`
+    select distinct c.identity_id from controls_migration.snapshot_controls c
+    where c.run_id = ${runId} and c.type = 'SELL_ONLY'
+      and (${after}::text is null or c.identity_id > ${after})
+      and not exists (select 1 from controls_migration.source_rows s
+                      where s.run_id = c.run_id and s.identity_id = c.identity_id)
+    order by c.identity_id limit ${limit}
+  `.execute(db);
+  return r.rows.map((x) => x.identity_id);
+}
+
+export async function maxLookupSeq(db: Kysely<Database>, runId: string): Promise<number> {
+  const r = await db
+    .selectFrom("controls_migration.source_rows")
+    .select(db.fn.min<number>("seq").as("m"))
+    .where("run_id", "=", runId)
+    .executeTakeFirst();
+  return Math.min(0, Number(r?.m ?? 0));
+}
