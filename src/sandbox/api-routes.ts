@@ -1,0 +1,279 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import {
+  CONTROLS_PATH,
+  IDENTITIES_PATH,
+  IDENTITY_PATH,
+  type RouteConfig,
+  type SandboxContext,
+  TOKEN_PATH,
+} from "./context.ts";
+import { ProblemError, sendProblem } from "./problem.ts";
+import {
+  optionalParam,
+  parseBool,
+  parseLimit,
+  parseOrder,
+  type Query,
+  requireParam,
+} from "./query-params.ts";
+import { routeKey } from "./request-guard.ts";
+import type { SandboxStore, StoredIdentity } from "./store.ts";
+import { CLIENT_CONTROL_TYPES, REASON_CODES, SCOPES } from "./types.ts";
+import {
+  controlListSchema,
+  controlSchema,
+  identityListSchema,
+  identitySchema,
+} from "./wire-schemas.ts";
+
+const config = (c: RouteConfig) => c;
+
+export function identityView(store: SandboxStore, i: StoredIdentity) {
+  return {
+    id: i.id,
+    created_at: new Date(i.createdAtMs).toISOString(),
+    user_disabled: i.user_disabled,
+    admin_disabled: i.admin_disabled,
+    status_details: { active_controls: store.activeControls(i) },
+  };
+}
+
+/**
+ * Commits a write, then, if the ambiguous-write fault strikes, drops the connection before any
+ * answer: the client cannot tell whether the write happened, exactly the case it must verify.
+ */
+function answerWrite(
+  ctx: SandboxContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: unknown,
+) {
+  if (ctx.faults.drawAmbiguous()) {
+    reply.hijack();
+    ctx.stats.status(routeKey(request), "dropped");
+    request.raw.socket.destroy();
+    return;
+  }
+  return reply.send(body);
+}
+
+function createBody(body: unknown): {
+  identity_id: string;
+  type: string;
+  reason_code: string;
+  reason: string;
+} {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ProblemError(
+      400,
+      "the body must be a JSON object {identity_id, type, reason_code, reason}",
+    );
+  }
+  const b = body as Record<string, unknown>;
+  if (typeof b.identity_id !== "string" || b.identity_id === "") {
+    throw new ProblemError(400, "identity_id is required and must be a non-empty string");
+  }
+  if (b.type === "FROZEN") {
+    throw new ProblemError(
+      400,
+      "type FROZEN is set by the platform only; clients may create SELL_ONLY, CLOSED or DORMANT",
+    );
+  }
+  if (typeof b.type !== "string" || !(CLIENT_CONTROL_TYPES as readonly string[]).includes(b.type)) {
+    throw new ProblemError(
+      400,
+      `type must be one of ${CLIENT_CONTROL_TYPES.join(", ")}, got ${JSON.stringify(b.type ?? null)}`,
+    );
+  }
+  if (b.reason_code === undefined || b.reason_code === null || b.reason_code === "") {
+    throw new ProblemError(400, `reason_code is required: one of ${REASON_CODES.join(", ")}`);
+  }
+  if (
+    typeof b.reason_code !== "string" ||
+    !(REASON_CODES as readonly string[]).includes(b.reason_code)
+  ) {
+    throw new ProblemError(
+      400,
+      `reason_code must be one of ${REASON_CODES.join(", ")}, got ${JSON.stringify(b.reason_code)}`,
+    );
+  }
+  if (b.reason !== undefined && typeof b.reason !== "string") {
+    throw new ProblemError(400, `reason must be a string, got ${typeof b.reason}`);
+  }
+  return {
+    identity_id: b.identity_id,
+    type: b.type,
+    reason_code: b.reason_code,
+    reason: (b.reason as string | undefined) ?? "",
+  };
+}
+
+/**
+ * The platform's routes: the token endpoint, the identity-controls endpoints (list, create,
+ * delete) and the identities listing. Limits, faults and auth run before them in the request
+ * guard; here only validation and the store.
+ */
+export function registerApiRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+  const { store, cursors } = ctx;
+
+  app.post(TOKEN_PATH, { config: config({ endpoint: TOKEN_PATH }) }, async (request, reply) => {
+    const form = request.body instanceof URLSearchParams ? request.body : undefined;
+    const res = ctx.issuer.issue(request.headers.authorization, form);
+    return reply.code(res.status).headers(res.headers).send(res.body);
+  });
+
+  app.get(
+    CONTROLS_PATH,
+    {
+      config: config({ endpoint: CONTROLS_PATH, scope: SCOPES.readControl }),
+      schema: { response: { 200: controlListSchema } },
+    },
+    async (request) => {
+      const q = request.query as Query;
+      const identityId = requireParam(q, "identity_id");
+      const includeDeleted = parseBool(q, "include_deleted", false);
+      const limit = parseLimit(q);
+      const raw = optionalParam(q, "page_cursor");
+      let after = -1;
+      if (raw !== undefined) {
+        const c = cursors.decode(raw);
+        if (c?.k !== "c")
+          throw new ProblemError(400, "page_cursor is not a valid cursor of this listing");
+        if (c.i !== identityId || c.d !== includeDeleted) {
+          throw new ProblemError(
+            400,
+            "page_cursor belongs to another listing (identity_id or include_deleted differ)",
+          );
+        }
+        after = c.p;
+      }
+      const identity = store.get(identityId);
+      if (!identity) throw new ProblemError(404, `identity ${identityId} not found`);
+      const page = store.pageControls(identity, includeDeleted, after, limit);
+      return {
+        items: page.items,
+        next_page_cursor: page.more
+          ? cursors.encode({ k: "c", i: identityId, d: includeDeleted, p: page.lastIndex })
+          : "",
+      };
+    },
+  );
+
+  app.post(
+    CONTROLS_PATH,
+    {
+      config: config({ endpoint: CONTROLS_PATH, scope: SCOPES.writeControl, write: true }),
+      schema: { response: { 200: controlSchema } },
+    },
+    async (request, reply) => {
+      const body = createBody(request.body);
+      const identity = store.get(body.identity_id);
+      if (!identity) throw new ProblemError(404, `identity ${body.identity_id} not found`);
+      if (ctx.limits.duplicatePolicy === "reject" && store.hasActiveOfType(identity, body.type)) {
+        throw new ProblemError(
+          409,
+          `identity ${identity.id} already has an active ${body.type} control`,
+        );
+      }
+      const record = store.insertControl(identity, {
+        type: body.type,
+        set_by: "CLIENT",
+        is_overridable: true,
+        reason_code: body.reason_code,
+        reason: body.reason,
+      });
+      ctx.writes.creates++;
+      return answerWrite(ctx, request, reply, record);
+    },
+  );
+
+  app.delete(
+    CONTROLS_PATH,
+    { config: config({ endpoint: CONTROLS_PATH, scope: SCOPES.writeControl, write: true }) },
+    async (request, reply) => {
+      const q = request.query as Query;
+      const controlId = requireParam(q, "control_id");
+      optionalParam(q, "reason");
+      const outcome = store.deleteControl(controlId);
+      switch (outcome.kind) {
+        case "not_found":
+          throw new ProblemError(404, `control ${controlId} not found`);
+        case "already_deleted":
+          throw new ProblemError(
+            409,
+            `control ${controlId} was already deleted at ${outcome.control.deleted_at}`,
+          );
+        case "not_overridable":
+          throw new ProblemError(
+            403,
+            `control ${controlId} is not overridable (set_by ${outcome.control.set_by}); a client cannot delete it`,
+          );
+        default:
+          ctx.writes.deletes++;
+          return answerWrite(ctx, request, reply, {});
+      }
+    },
+  );
+
+  app.get(
+    IDENTITIES_PATH,
+    {
+      config: config({ endpoint: IDENTITIES_PATH, scope: SCOPES.readIdentity }),
+      schema: { response: { 200: identityListSchema } },
+    },
+    async (request) => {
+      const q = request.query as Query;
+      const limit = parseLimit(q);
+      let order = parseOrder(q);
+      const raw = optionalParam(q, "page_cursor");
+      let after: { t: number; id: string } | undefined;
+      if (raw !== undefined) {
+        const c = cursors.decode(raw);
+        if (c?.k !== "i")
+          throw new ProblemError(400, "page_cursor is not a valid cursor of this listing");
+        if (order !== undefined && order !== c.o) {
+          throw new ProblemError(400, `page_cursor was issued for order ${c.o}, not ${order}`);
+        }
+        order = c.o;
+        after = { t: c.t, id: c.id };
+      }
+      const o = order ?? "ASC";
+      const page = store.pageIdentities(o, after, limit);
+      const last = page.items[page.items.length - 1];
+      return {
+        items: page.items.map((i) => identityView(store, i)),
+        next_page_cursor:
+          page.more && last ? cursors.encode({ k: "i", o, t: last.createdAtMs, id: last.id }) : "",
+      };
+    },
+  );
+
+  app.get(
+    IDENTITY_PATH,
+    {
+      config: config({ endpoint: IDENTITY_PATH, scope: SCOPES.readIdentity }),
+      schema: { response: { 200: identitySchema } },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const identity = store.get(id);
+      if (!identity) throw new ProblemError(404, `identity ${id} not found`);
+      return identityView(store, identity);
+    },
+  );
+
+  // Reads that reach a known path with the wrong method answer 405, not the catch-all 404.
+  for (const [path, methods] of [
+    [TOKEN_PATH, ["GET", "PUT", "DELETE", "PATCH"]],
+    [CONTROLS_PATH, ["PUT", "PATCH"]],
+    [IDENTITIES_PATH, ["POST", "PUT", "DELETE", "PATCH"]],
+    [IDENTITY_PATH, ["POST", "PUT", "DELETE", "PATCH"]],
+  ] as const) {
+    app.route({
+      method: [...methods],
+      url: path,
+      handler: async (request, reply) =>
+        sendProblem(reply, 405, `${request.method} is not allowed on ${path}`),
+    });
+  }
+}

@@ -1,0 +1,42 @@
+import type { Socket } from "node:net";
+import type { CursorCodec } from "./cursor.ts";
+import type { FaultInjector } from "./faults.ts";
+import type { OAuthIssuer } from "./oauth.ts";
+import type { RateLimiter } from "./rate-limiter.ts";
+import type { RequestStats } from "./request-stats.ts";
+import type { SandboxStore } from "./store.ts";
+import type { Limits } from "./types.ts";
+
+/** The state one sandbox instance shares between its routes, hooks and programmatic API. */
+export interface SandboxContext {
+  readonly store: SandboxStore;
+  readonly cursors: CursorCodec;
+  readonly issuer: OAuthIssuer;
+  readonly faults: FaultInjector;
+  /** Mutable: `setLimits` edits it in place so the limiters see the change at once. */
+  readonly limits: Limits;
+  readonly apiLimiter: RateLimiter;
+  readonly tokenLimiter: RateLimiter;
+  readonly stats: RequestStats;
+  readonly writes: { creates: number; deletes: number };
+  /** Sockets held open by the hang fault; destroyed on close. */
+  readonly hanging: Set<Socket>;
+  /** Monotonic clock for identities seeded without created_at: never two equal, never backwards. */
+  readonly nextCreatedAt: () => number;
+}
+
+/** Per-route settings read by the shared hooks; routes without `endpoint` skip limits and faults. */
+export interface RouteConfig {
+  /** The rate-limited endpoint path (route template), e.g. "/v2/identity/identities/:id". */
+  endpoint?: string;
+  /** The OAuth scope the bearer token must carry; absent on the token endpoint. */
+  scope?: string;
+  /** True for POST/DELETE on controls, which the ambiguous-write fault may hit. */
+  write?: boolean;
+}
+
+export const TOKEN_PATH = "/oauth2/token";
+export const CONTROLS_PATH = "/v2/identity/controls";
+export const IDENTITIES_PATH = "/v2/identity/identities";
+export const IDENTITY_PATH = "/v2/identity/identities/:id";
+export const ADMIN_PREFIX = "/__sandbox";

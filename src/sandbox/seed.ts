@@ -1,0 +1,215 @@
+import { prng, syntheticIdentities } from "../synthetic.ts";
+import type { NewControl, NewIdentity, SandboxStore, StoredIdentity } from "./store.ts";
+import { DRIFT_KINDS, type DriftKind, type SeedIdentity, type SeedReport } from "./types.ts";
+
+/** A seed row: the public shape, or a pre-computed created_at in epoch ms (synthetic seeds). */
+export type SeedRow = SeedIdentity | (Omit<SeedIdentity, "created_at"> & { createdAtMs: number });
+
+export interface ResolvedSeedOptions {
+  migratedFraction: number;
+  driftFraction: number;
+  seed: number;
+}
+
+/** Synthetic identities are created from this instant on, two per second (ties exercise the id tie-break). */
+const SYNTHETIC_EPOCH_MS = Date.UTC(2021, 0, 1);
+
+/**
+ * The shared synthetic identities with deterministic created_at values, so the same (count, seed)
+ * gives the same pages on every run.
+ *
+ * @example
+ *   sandbox.seedIdentities(syntheticSeedRows(1000, 7));
+ */
+export function* syntheticSeedRows(count: number, seed: number): Generator<SeedRow> {
+  let i = 0;
+  for (const row of syntheticIdentities(count, seed)) {
+    yield { ...row, createdAtMs: SYNTHETIC_EPOCH_MS + Math.floor(i / 2) * 1000 };
+    i++;
+  }
+}
+
+function checkFraction(name: string, v: number): void {
+  if (!(typeof v === "number" && v >= 0 && v <= 1)) {
+    throw new RangeError(`${name} must be between 0 and 1, got ${v}`);
+  }
+}
+
+function toNewIdentity(row: SeedRow, index: number, clock: () => number): NewIdentity {
+  if (typeof row !== "object" || row === null) {
+    throw new RangeError(`identities[${index}] must be an object`);
+  }
+  if (typeof row.id !== "string" || row.id === "" || row.id.length > 200) {
+    throw new RangeError(`identities[${index}].id must be a non-empty string (at most 200 chars)`);
+  }
+  for (const flag of ["user_disabled", "admin_disabled"] as const) {
+    if (typeof row[flag] !== "boolean") {
+      throw new RangeError(`identities[${index}].${flag} must be a boolean, got ${row[flag]}`);
+    }
+  }
+  let createdAtMs: number;
+  if ("createdAtMs" in row) createdAtMs = row.createdAtMs;
+  else if (row.created_at !== undefined) {
+    createdAtMs = typeof row.created_at === "string" ? Date.parse(row.created_at) : Number.NaN;
+    if (Number.isNaN(createdAtMs)) {
+      throw new RangeError(
+        `identities[${index}].created_at must be an ISO 8601 date-time, got ${JSON.stringify(row.created_at)}`,
+      );
+    }
+  } else createdAtMs = clock();
+  return {
+    id: row.id,
+    createdAtMs,
+    user_disabled: row.user_disabled,
+    admin_disabled: row.admin_disabled,
+  };
+}
+
+function applicableDrift(i: StoredIdentity): DriftKind[] {
+  return DRIFT_KINDS.filter((k) => {
+    switch (k) {
+      case "client_control_without_flag":
+        return !i.user_disabled;
+      case "service_control_without_flag":
+        return !i.admin_disabled;
+      case "service_control_missing":
+        return i.admin_disabled && i.user_disabled;
+      case "client_not_overridable":
+      case "duplicate_client_sell_only":
+        return i.user_disabled;
+      case "set_by_prefixed":
+        return i.user_disabled || i.admin_disabled;
+      default:
+        return true;
+    }
+  });
+}
+
+const sellOnly = (set_by: string, is_overridable: boolean, reason: string): NewControl => ({
+  type: "SELL_ONLY",
+  set_by,
+  is_overridable,
+  reason_code: set_by.endsWith("SERVICE") ? "ADMINISTRATIVE" : "OTHER",
+  reason,
+});
+
+/**
+ * Adds identities and plays the platform's legacy-flag transition on them: a `migratedFraction`
+ * of the flagged identities gets its flags as SELL_ONLY controls (user_disabled → CLIENT,
+ * overridable; admin_disabled → SERVICE, not overridable); a `driftFraction` of all identities gets
+ * one kind of drift. Deterministic for a given seed and row order. Throws RangeError on a bad row
+ * before changing anything.
+ *
+ * @example
+ *   const report = seedStore(store, rows, { migratedFraction: 0.5, driftFraction: 0.1, seed: 1 }, clock);
+ *   report.drift.extra_frozen; // how many FROZEN controls were injected
+ */
+export function seedStore(
+  store: SandboxStore,
+  rows: Iterable<SeedRow>,
+  opts: ResolvedSeedOptions,
+  clock: () => number,
+): SeedReport {
+  checkFraction("migratedFraction", opts.migratedFraction);
+  checkFraction("driftFraction", opts.driftFraction);
+  const prepared: NewIdentity[] = [];
+  let index = 0;
+  for (const row of rows) prepared.push(toNewIdentity(row, index++, clock));
+  const { added, skipped } = store.addIdentities(prepared);
+
+  const drift = Object.fromEntries(DRIFT_KINDS.map((k) => [k, 0])) as Record<DriftKind, number>;
+  const report: SeedReport = {
+    identities: added.length,
+    skippedExisting: skipped,
+    userDisabled: 0,
+    adminDisabled: 0,
+    flagged: 0,
+    migrated: 0,
+    unmigrated: 0,
+    migrationControls: { client: 0, service: 0 },
+    driftIdentities: 0,
+    drift,
+    controlsCreated: 0,
+  };
+  const randMigrate = prng(Math.imul(opts.seed, 0x9e3779b1) ^ 0x2545f491);
+  const randDrift = prng(opts.seed ^ 0x68e31da4);
+  const create = (identity: StoredIdentity, c: NewControl) => {
+    store.insertControl(identity, c);
+    report.controlsCreated++;
+  };
+
+  for (const identity of added) {
+    const ud = identity.user_disabled;
+    const ad = identity.admin_disabled;
+    if (ud) report.userDisabled++;
+    if (ad) report.adminDisabled++;
+    if (ud || ad) report.flagged++;
+    // Both streams are drawn for every identity so that one fraction never shifts the other.
+    const migrateDraw = randMigrate();
+    const driftDraw = randDrift();
+    const kindDraw = randDrift();
+    let kind: DriftKind | undefined;
+    if (driftDraw < opts.driftFraction) {
+      const kinds = applicableDrift(identity);
+      kind = kinds[Math.floor(kindDraw * kinds.length)];
+    }
+    const forced =
+      kind === "set_by_prefixed" ||
+      kind === "client_not_overridable" ||
+      kind === "duplicate_client_sell_only" ||
+      kind === "service_control_missing";
+    const migrated = (ud || ad) && (migrateDraw < opts.migratedFraction || forced);
+    if (migrated) {
+      report.migrated++;
+      const prefix = kind === "set_by_prefixed" ? "SET_BY_" : "";
+      if (ud) {
+        const overridable = kind !== "client_not_overridable";
+        create(identity, sellOnly(`${prefix}CLIENT`, overridable, "migrated from user_disabled"));
+        report.migrationControls.client++;
+      }
+      if (ad && kind !== "service_control_missing") {
+        create(identity, sellOnly(`${prefix}SERVICE`, false, "migrated from admin_disabled"));
+        report.migrationControls.service++;
+      }
+    } else if (ud || ad) report.unmigrated++;
+    if (!kind) continue;
+    report.driftIdentities++;
+    drift[kind]++;
+    const reason = `sandbox drift: ${kind}`;
+    switch (kind) {
+      case "client_control_without_flag":
+      case "duplicate_client_sell_only":
+        create(identity, sellOnly("CLIENT", true, reason));
+        break;
+      case "service_control_without_flag":
+        create(identity, sellOnly("SERVICE", false, reason));
+        break;
+      case "unknown_set_by":
+        create(identity, sellOnly("SET_BY_PARTNER", false, reason));
+        break;
+      case "extra_closed":
+      case "extra_dormant":
+        create(identity, {
+          type: kind === "extra_closed" ? "CLOSED" : "DORMANT",
+          set_by: "CLIENT",
+          is_overridable: true,
+          reason_code: kind === "extra_closed" ? "END_USER_REQUEST" : "INACTIVITY",
+          reason,
+        });
+        break;
+      case "extra_frozen":
+        create(identity, {
+          type: "FROZEN",
+          set_by: "SERVICE",
+          is_overridable: false,
+          reason_code: "COMPLIANCE_INVESTIGATION",
+          reason,
+        });
+        break;
+      default:
+        // set_by_prefixed, client_not_overridable, service_control_missing: shaped the migration.
+        break;
+    }
+  }
+  return report;
+}

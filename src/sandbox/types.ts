@@ -1,0 +1,228 @@
+/**
+ * Public types of the sandbox: the options it starts with, the records it serves and the stats it
+ * reports. Other engineers code against these names; keep them stable.
+ */
+
+/** One control as the platform answers it. `deleted_at` is omitted while the control is active. */
+export interface ControlRecord {
+  id: string;
+  type: string;
+  /** Raw spelling: "CLIENT"/"SERVICE" (seed), "SET_BY_CLIENT"/"SET_BY_SERVICE" (schema) or other. */
+  set_by: string;
+  is_overridable: boolean;
+  reason_code: string;
+  reason: string;
+  created_at: string;
+  deleted_at?: string;
+}
+
+export type SeedIdentity = {
+  id: string;
+  user_disabled: boolean;
+  admin_disabled: boolean;
+  created_at?: string;
+};
+
+export type DuplicatePolicy = "allow" | "reject";
+
+export interface Faults {
+  latencyMs: number;
+  latencyJitterMs: number;
+  failRate: number;
+  hangRate: number;
+  ambiguousRate: number;
+}
+
+export interface Limits {
+  rateLimitRps: number;
+  tokenRateLimitRps: number;
+  rateWindowS: number;
+  penaltyS: number;
+  duplicatePolicy: DuplicatePolicy;
+  tokenTtlS: number;
+}
+
+export interface SandboxClient {
+  clientId: string;
+  clientSecret: string;
+  scopes: string[];
+}
+
+export interface SandboxOptions extends Partial<Faults>, Partial<Limits> {
+  /** Default "127.0.0.1". */
+  host?: string;
+  /** Default 0: the OS picks a free port. */
+  port?: number;
+  /** Synthetic identities to seed at start, via `syntheticIdentities(n, seed)`. */
+  identities?: number;
+  /** Default 1. */
+  seed?: number;
+  /** Fraction of flagged identities auto-migrated to controls; default 0.5. */
+  migratedFraction?: number;
+  /** Fraction of identities with injected drift; default 0. */
+  driftFraction?: number;
+  /** Default: one read-write and one read-only client with random secrets. */
+  clients?: SandboxClient[];
+  /** Seed of the fault draws; default `seed`. */
+  faultSeed?: number;
+}
+
+export interface SeedOptions {
+  migratedFraction?: number;
+  driftFraction?: number;
+  seed?: number;
+}
+
+/** Kinds of drift the seeder injects; each is counted in {@link SeedReport.drift}. */
+export const DRIFT_KINDS = [
+  /** A CLIENT SELL_ONLY on an identity whose user_disabled is false. */
+  "client_control_without_flag",
+  /** A SERVICE SELL_ONLY on an identity whose admin_disabled is false. */
+  "service_control_without_flag",
+  /** An admin_disabled identity migrated without its SERVICE control. */
+  "service_control_missing",
+  /** A CLIENT SELL_ONLY with is_overridable false. */
+  "client_not_overridable",
+  /** The migration controls spelled SET_BY_CLIENT / SET_BY_SERVICE. */
+  "set_by_prefixed",
+  /** A SELL_ONLY with set_by SET_BY_PARTNER (unknown to the schema). */
+  "unknown_set_by",
+  /** Two active CLIENT SELL_ONLY controls on one identity. */
+  "duplicate_client_sell_only",
+  /** An extra CLOSED control (CLIENT, overridable). */
+  "extra_closed",
+  /** An extra DORMANT control (CLIENT, overridable). */
+  "extra_dormant",
+  /** An extra FROZEN control (SERVICE, not overridable). */
+  "extra_frozen",
+] as const;
+export type DriftKind = (typeof DRIFT_KINDS)[number];
+
+export interface SeedReport {
+  /** Identities added by this call. */
+  identities: number;
+  /** Rows skipped because an identity with that id already existed. */
+  skippedExisting: number;
+  userDisabled: number;
+  adminDisabled: number;
+  /** Identities with at least one flag. */
+  flagged: number;
+  /** Flagged identities whose flags were converted to controls (the migrated fraction). */
+  migrated: number;
+  /** Flagged identities left without any migration control. */
+  unmigrated: number;
+  /** Controls created by the migration (drift excluded). */
+  migrationControls: { client: number; service: number };
+  /** Identities that received drift, and the count per drift kind. */
+  driftIdentities: number;
+  drift: Record<DriftKind, number>;
+  /** All controls created by this call, migration and drift. */
+  controlsCreated: number;
+}
+
+export interface Integrity {
+  /** Identities with more than one active CLIENT SELL_ONLY control (either spelling). */
+  identitiesWithDuplicateClientSellOnly: number;
+  /** Surplus active CLIENT SELL_ONLY controls beyond the first, summed over identities. */
+  duplicateClientSellOnlyControls: number;
+  activeClientSellOnly: number;
+  activeServiceSellOnly: number;
+}
+
+export interface PenaltyEntry {
+  client: string;
+  endpoint: string;
+  until: string;
+}
+
+/** Counts of requests to one endpoint (or all) inside a time window. */
+export interface RequestWindowCounts {
+  /** Requests that passed the rate limiter and reached the endpoint's handling. */
+  served: number;
+  /** The 429 answers that started a penalty (the request over the limit). */
+  rateLimited: number;
+  /** 429 answers during a penalty; they never reached the endpoint. */
+  refusedByPenalty: number;
+}
+
+export interface SandboxStats {
+  startedAt: string;
+  identities: number;
+  controls: { total: number; active: number };
+  /** "METHOD /route/template" → status code (or "hang"/"dropped") → count. */
+  requests: Record<string, Record<string, number>>;
+  /** Endpoint path → requests that reached it (passed the rate limiter). */
+  served: Record<string, number>;
+  tokensIssued: number;
+  /** Endpoint path → every 429 answered (penalty starts plus refusals during a penalty). */
+  rateLimited: Record<string, number>;
+  /** Endpoint path → 429 answers refused because a penalty was running. */
+  refusedByPenalty: Record<string, number>;
+  penalised: PenaltyEntry[];
+  faults: {
+    latency: number;
+    fail5xx: number;
+    hang: number;
+    ambiguous: number;
+    revocations: number;
+  };
+  writes: { creates: number; deletes: number };
+  integrity: Integrity;
+  memory: { rssBytes: number; heapUsedBytes: number };
+}
+
+export interface AddControlInput {
+  type: string;
+  set_by?: string;
+  is_overridable?: boolean;
+  reason_code?: string;
+  reason?: string;
+  deleted?: boolean;
+}
+
+export interface Sandbox {
+  readonly apiUrl: string;
+  readonly tokenUrl: string;
+  readonly adminUrl: string;
+  readonly credentials: {
+    clientId: string;
+    clientSecret: string;
+    readOnlyClientId: string;
+    readOnlyClientSecret: string;
+  };
+  seedIdentities(rows: Iterable<SeedIdentity>, opts?: SeedOptions): SeedReport;
+  addControl(identityId: string, c: AddControlInput): ControlRecord;
+  controlsOf(identityId: string, opts?: { includeDeleted?: boolean }): ControlRecord[];
+  setFaults(f: Partial<Faults>): void;
+  setLimits(l: Partial<Limits>): void;
+  revokeTokens(): void;
+  reset(): void;
+  stats(): SandboxStats;
+  /** Requests per outcome in [from, to] (epoch ms), for one endpoint path or all of them. */
+  requestsIn(window: { from: number; to?: number; endpoint?: string }): RequestWindowCounts;
+  close(): Promise<void>;
+}
+
+export const SCOPES = {
+  readIdentity: "identity:read_identity",
+  readControl: "identity:read_identity_control",
+  writeControl: "identity:write_identity_control",
+} as const;
+
+export const CONTROL_TYPES = ["SELL_ONLY", "CLOSED", "FROZEN", "DORMANT"] as const;
+/** Types a client may create; FROZEN is the platform's own. */
+export const CLIENT_CONTROL_TYPES = ["SELL_ONLY", "CLOSED", "DORMANT"] as const;
+
+export const REASON_CODES = [
+  "OTHER",
+  "END_USER_REQUEST",
+  "INACTIVITY",
+  "COMPLIANCE_KYC",
+  "COMPLIANCE_EDD",
+  "COMPLIANCE_SCREENING",
+  "COMPLIANCE_INVESTIGATION",
+  "ONBOARDING_INCOMPLETE",
+  "RISK_FRAUD",
+  "LEGAL_ORDER",
+  "ADMINISTRATIVE",
+] as const;
