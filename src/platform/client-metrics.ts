@@ -37,7 +37,10 @@ export class LatencyHistogram {
     let seen = 0;
     for (let i = 0; i < BUCKETS; i++) {
       seen += this.#counts[i] ?? 0;
-      if (seen >= rank) return round(Math.min(this.#max, MIN_MS * FACTOR ** i));
+      if (seen >= rank) {
+        // The last bucket is open-ended: its edge says nothing about what fell into it.
+        return round(i === BUCKETS - 1 ? this.#max : Math.min(this.#max, MIN_MS * FACTOR ** i));
+      }
     }
     return round(this.#max);
   }

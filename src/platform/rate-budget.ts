@@ -112,12 +112,13 @@ export class RateBudget {
     const running = ep.pausedUntil > now;
     ep.generation += 1;
     if (until > ep.pausedUntil) ep.pausedUntil = until;
+    const before = ep.bucket.rate;
+    const after = Math.max(Math.min(1, before), before * 0.5);
+    // Rate first: the pause is expressed in the new rate's tolerance.
+    if (!running) ep.bucket.setRate(after);
     ep.bucket.pauseUntil(ep.pausedUntil);
     if (running) return false;
     ep.penalties += 1;
-    const before = ep.bucket.rate;
-    const after = Math.max(Math.min(1, before), before * 0.5);
-    ep.bucket.setRate(after);
     this.#options.logger.warn(
       `Rate limited (429) on ${key}: sending nothing more to it until ${new Date(ep.pausedUntil).toISOString()} ` +
         `(${retryAfterS === undefined ? `no Retry-After, using --penalty-s ${seconds}` : `Retry-After ${seconds} s`}); ` +

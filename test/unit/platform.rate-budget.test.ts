@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { createLogger } from "../../src/log.ts";
+import { defaultBurst, RateBudget } from "../../src/platform/rate-budget.ts";
+
+function setup(rate = 40) {
+  let t = 1_700_000_000_000;
+  const lines: string[] = [];
+  const logger = createLogger({ level: "info", write: (l) => lines.push(l) });
+  const budget = new RateBudget({ rate, penaltyS: 300, logger, now: () => t });
+  return { budget, lines, advance: (ms: number) => (t += ms), now: () => t };
+}
+
+describe("defaultBurst", () => {
+  it("is a tenth of a second's worth, at least one", () => {
+    assert.equal(defaultBurst(40), 4);
+    assert.equal(defaultBurst(190), 19);
+    assert.equal(defaultBurst(5), 1);
+  });
+});
+
+describe("RateBudget", () => {
+  it("refuses to hand out a slot during a penalty and lets other endpoints go on", async () => {
+    const { budget } = setup();
+    budget.penalise("/v2/identity/controls", 2);
+    assert.equal(await budget.take("/v2/identity/controls"), false);
+    assert.equal(await budget.take("/v2/identity/identities"), true);
+  });
+
+  it("logs one warning per penalty, with the resume time, however many 429s arrive", () => {
+    const { budget, lines, now } = setup();
+    assert.equal(budget.penalise("/v2/identity/controls", 2), true);
+    assert.equal(budget.penalise("/v2/identity/controls", 2), false);
+    assert.equal(budget.penalise("/v2/identity/controls", 1), false);
+    assert.equal(lines.length, 1);
+    assert.match(lines[0] as string, /WARN/);
+    assert.ok((lines[0] as string).includes(new Date(now() + 2000).toISOString()));
+  });
+
+  it("uses the configured penalty when the 429 carries no Retry-After", () => {
+    const { budget, now } = setup();
+    budget.penalise("/v2/identity/controls", undefined);
+    const state = budget.snapshot()["/v2/identity/controls"];
+    assert.equal(state?.pausedUntil, new Date(now() + 300_000).toISOString());
+  });
+
+  it("halves the endpoint's rate for each penalty, never below 1 rps", () => {
+    const { budget, advance } = setup(3);
+    budget.penalise("/v2/identity/controls", 1);
+    assert.equal(budget.snapshot()["/v2/identity/controls"]?.rate, 1.5);
+    advance(2000);
+    budget.penalise("/v2/identity/controls", 1);
+    assert.equal(budget.snapshot()["/v2/identity/controls"]?.rate, 1);
+    advance(2000);
+    budget.penalise("/v2/identity/controls", 1);
+    const s = budget.snapshot()["/v2/identity/controls"];
+    assert.deepEqual([s?.rate, s?.penalties], [1, 3]);
+  });
+
+  it("opens again once the penalty has passed", async () => {
+    const { budget, advance } = setup();
+    budget.penalise("/v2/identity/controls", 2);
+    advance(2001);
+    await budget.waitOpen("/v2/identity/controls");
+    assert.equal(budget.snapshot()["/v2/identity/controls"]?.pausedUntil, null);
+    assert.equal(await budget.take("/v2/identity/controls"), true);
+  });
+});
