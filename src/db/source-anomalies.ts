@@ -1,0 +1,159 @@
+/**
+ * Pure classification of legacy source rows: which rows are anomalies, why, and whether the row may
+ * still be acted on. No I/O here, so the rules are unit-tested directly.
+ */
+import type { NonUuidPolicy } from "../config.ts";
+
+/**
+ * Every anomaly kind with the sentence the reports show. `rejects` tells whether the row is kept
+ * away from the migration; `non_uuid_id` depends on the `--non-uuid-ids` policy instead.
+ */
+export const ANOMALY_KINDS = Object.freeze({
+  null_id: { rejects: true, reason: "The id is NULL, so the row names no identity." },
+  empty_id: { rejects: true, reason: "The id is empty or only whitespace." },
+  control_chars_in_id: {
+    rejects: true,
+    reason: "The id contains control characters (tab, newline, NUL, ...).",
+  },
+  id_too_long: { rejects: true, reason: "The id is longer than 256 characters." },
+  duplicate_id: {
+    rejects: true,
+    reason:
+      "The id appears on more than one row; every copy is reported and none is migrated, because there is no way to know which flags are right.",
+  },
+  null_flag: {
+    rejects: true,
+    reason: "A flag is NULL; it is never guessed to be false.",
+  },
+  invalid_flag: {
+    rejects: true,
+    reason: "A flag holds a value that is not a boolean (accepted: true/false, t/f, yes/no, 1/0).",
+  },
+  non_uuid_id: {
+    rejects: false,
+    reason: "The id is not a lower-case UUID, the form platform identity ids take.",
+  },
+} as const);
+
+export type AnomalyKind = keyof typeof ANOMALY_KINDS;
+export const ANOMALY_KIND_NAMES = Object.freeze(Object.keys(ANOMALY_KINDS) as AnomalyKind[]);
+
+/** Ids longer than this are refused: no platform id is anywhere near, and reports stay readable. */
+export const MAX_ID_LENGTH = 256;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const UUID_ANY_CASE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+const TRUE_TEXT = new Set(["t", "true", "y", "yes", "on", "1"]);
+const FALSE_TEXT = new Set(["f", "false", "n", "no", "off", "0"]);
+
+/** A row as the reader selects it: every column cast to text (NULL stays null). */
+export interface RawSourceRow {
+  readonly id: string | null;
+  readonly userDisabled: string | null;
+  readonly adminDisabled: string | null;
+}
+
+export interface ClassifiedRow {
+  readonly identityId: string | null;
+  readonly userDisabled: boolean | null;
+  readonly adminDisabled: boolean | null;
+  readonly anomaly: AnomalyKind | null;
+  readonly anomalyDetail: string | null;
+  /**
+   * True when the migration may act on the row: no anomaly, or only a warning (`non_uuid_id` under
+   * `--non-uuid-ids warn`). A valid row has a non-null id and two non-null flags.
+   */
+  readonly valid: boolean;
+}
+
+/**
+ * Parses a flag the way PostgreSQL's boolean input does (trimmed, any case), from the text of a
+ * boolean, integer or text column. `undefined` means "not a boolean".
+ *
+ * @example
+ *   parseFlag("true") // true
+ *   parseFlag(" 0 ") // false
+ *   parseFlag("2") // undefined
+ */
+export function parseFlag(text: string | null): boolean | null | undefined {
+  if (text === null) return null;
+  const t = text.trim().toLowerCase();
+  if (TRUE_TEXT.has(t)) return true;
+  if (FALSE_TEXT.has(t)) return false;
+  return undefined;
+}
+
+/** The SQL literals `parseFlag` maps to true, for `countSource` to agree with the reader. */
+export const TRUE_FLAG_TEXTS: readonly string[] = [...TRUE_TEXT];
+
+/**
+ * Classifies one row. Rejecting anomalies win over warnings, and id problems over flag problems, so
+ * the single reported kind is the most fundamental one. `copies` is how many rows share the id.
+ *
+ * @example
+ *   classifyRow({ id: null, userDisabled: "true", adminDisabled: "false" }, "warn", 1)
+ *   // { anomaly: "null_id", valid: false, ... }
+ */
+export function classifyRow(
+  raw: RawSourceRow,
+  policy: NonUuidPolicy,
+  copies: number,
+): ClassifiedRow {
+  const ud = parseFlag(raw.userDisabled);
+  const ad = parseFlag(raw.adminDisabled);
+  const base = {
+    identityId: raw.id,
+    userDisabled: ud ?? null,
+    adminDisabled: ad ?? null,
+  };
+  const reject = (anomaly: AnomalyKind, detail: string): ClassifiedRow => ({
+    ...base,
+    anomaly,
+    anomalyDetail: detail,
+    valid: false,
+  });
+
+  const id = raw.id;
+  if (id === null) return reject("null_id", "id is NULL");
+  if (id.trim() === "") return reject("empty_id", `id is ${JSON.stringify(id)}`);
+  if (CONTROL_CHARS.test(id)) return reject("control_chars_in_id", `id is ${preview(id)}`);
+  if (id.length > MAX_ID_LENGTH)
+    return reject("id_too_long", `id has ${id.length} characters: ${preview(id)}`);
+  if (copies > 1) return reject("duplicate_id", `id appears on ${copies} rows`);
+
+  const flagProblems: string[] = [];
+  let flagKind: AnomalyKind | undefined;
+  for (const [name, parsed, text] of [
+    ["user_disabled", ud, raw.userDisabled],
+    ["admin_disabled", ad, raw.adminDisabled],
+  ] as const) {
+    if (parsed === null) {
+      flagProblems.push(`${name} is NULL`);
+      flagKind ??= "null_flag";
+    } else if (parsed === undefined) {
+      flagProblems.push(`${name} is ${preview(text ?? "")}`);
+      flagKind = "invalid_flag";
+    }
+  }
+  if (flagKind) return reject(flagKind, flagProblems.join("; "));
+
+  if (!UUID.test(id) && policy !== "accept") {
+    const detail = UUID_ANY_CASE.test(id)
+      ? `id ${preview(id)} is a UUID with upper-case letters; platform ids are lower-case`
+      : `id ${preview(id)} is not a UUID`;
+    return {
+      ...base,
+      anomaly: "non_uuid_id",
+      anomalyDetail: detail,
+      valid: policy === "warn",
+    };
+  }
+  return { ...base, anomaly: null, anomalyDetail: null, valid: true };
+}
+
+/** JSON-quoted (so control characters show as escapes) and cut to a readable length. */
+function preview(text: string): string {
+  const cut = text.length > 60 ? `${text.slice(0, 60)}…` : text;
+  return JSON.stringify(cut);
+}
