@@ -1,10 +1,127 @@
-import type { CommandModule } from "yargs";
+import type { CommandModule, Argv as Yargs } from "yargs";
+import { type Argv, loadSourceConfig, sourceOptions, yargsOptions } from "../config.ts";
+import { openDatabase } from "../db/connect.ts";
+import { readSource } from "../db/source-reader.ts";
+import { ExitCode } from "../errors.ts";
+import { sandboxFlags, sandboxOptionsFromArgv } from "../sandbox/cli-options.ts";
+import { type SeedIdentity, startSandbox } from "../sandbox/index.ts";
+import { type CommandContext, runCommand } from "./run-command.ts";
 
-// Placeholder; replaced by the sandbox work.
+/** Reads the valid rows of the configured source relation; anomalous rows are counted, not seeded. */
+async function identitiesFromDb(
+  ctx: CommandContext,
+): Promise<{ rows: SeedIdentity[]; skipped: number }> {
+  const source = loadSourceConfig(ctx.argv);
+  const handle = await openDatabase(ctx.global, ctx.logger);
+  const rows: SeedIdentity[] = [];
+  let skipped = 0;
+  try {
+    for await (const batch of readSource(handle.db, source, {
+      signal: ctx.signal,
+      logger: ctx.logger,
+    })) {
+      for (const r of batch.rows) {
+        if (
+          r.valid &&
+          r.identityId !== null &&
+          r.userDisabled !== null &&
+          r.adminDisabled !== null
+        ) {
+          rows.push({
+            id: r.identityId,
+            user_disabled: r.userDisabled,
+            admin_disabled: r.adminDisabled,
+          });
+        } else skipped++;
+      }
+    }
+  } finally {
+    // Released before serving, so the migration tool can open the same (PGlite) database.
+    await handle.close();
+  }
+  return { rows, skipped };
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
+
+async function serve(ctx: CommandContext, state: { stoppedBySignal: boolean }): Promise<number> {
+  const options = sandboxOptionsFromArgv(ctx.argv);
+  let fromDb: { rows: SeedIdentity[]; skipped: number } | undefined;
+  if (ctx.argv["from-db"] === true) {
+    fromDb = await identitiesFromDb(ctx);
+    ctx.logger.info(`read ${fromDb.rows.length} identities from the source relation`, {
+      skipped_anomalous_rows: fromDb.skipped,
+    });
+  }
+  const sandbox = await startSandbox(options);
+  if (fromDb) {
+    const report = sandbox.seedIdentities(fromDb.rows);
+    ctx.logger.info("seeded identities from the database", { ...report });
+  }
+  const stats = sandbox.stats();
+  // A local emulator printing its own throwaway secrets on stdout is intended: callers read them.
+  process.stdout.write(
+    `${JSON.stringify({
+      api_url: sandbox.apiUrl,
+      token_url: sandbox.tokenUrl,
+      admin_url: sandbox.adminUrl,
+      client_id: sandbox.credentials.clientId,
+      client_secret: sandbox.credentials.clientSecret,
+      read_only_client_id: sandbox.credentials.readOnlyClientId,
+      read_only_client_secret: sandbox.credentials.readOnlyClientSecret,
+    })}\n`,
+  );
+  ctx.logger.info(`sandbox listening on ${sandbox.apiUrl} (admin ${sandbox.adminUrl})`, {
+    identities: stats.identities,
+    active_controls: stats.controls.active,
+  });
+  await untilAborted(ctx.signal);
+  await sandbox.close();
+  state.stoppedBySignal = true;
+  ctx.logger.info("sandbox stopped");
+  return ExitCode.ok;
+}
+
 export const sandboxCommand: CommandModule = {
   command: "sandbox",
   describe: "Run the local emulator of the platform interface.",
-  handler: () => {
-    throw new Error("sandbox: not implemented yet");
+  builder: (y: Yargs) =>
+    y
+      .options(sandboxFlags)
+      .options(yargsOptions(sourceOptions))
+      .group(Object.keys(sandboxFlags), "Sandbox options:")
+      .group(Object.keys(sourceOptions), "Source options (with --from-db):")
+      .example(
+        "$0 sandbox --identities 100000",
+        "100,000 synthetic identities, half of the flagged ones migrated",
+      )
+      .example(
+        "$0 sandbox --port 0 --rate-limit 0 --token-rate-limit 0",
+        "A free port, no rate limits (benchmarks)",
+      )
+      .example(
+        "$0 sandbox --identities 10000 --drift-fraction 0.05 --fail-rate 0.02 --ambiguous-rate 0.01 --latency-ms 20",
+        "Drifted data and a flaky platform",
+      )
+      .example(
+        "$0 sandbox --from-db --database-url postgres://127.0.0.1/app",
+        "Serve the identities of your source relation",
+      )
+      .epilogue(
+        "Prints one JSON line on stdout (api_url, token_url, admin_url, client ids and secrets) once ready; logs go to stderr. Stops on SIGINT/SIGTERM with exit code 0.",
+      ),
+  handler: async (argv) => {
+    const state = { stoppedBySignal: false };
+    await runCommand(argv as Argv, (ctx) => serve(ctx, state));
+    // runCommand reports a signal as "interrupted" (130); for a server, stopping on a signal is
+    // its normal end, so a clean stop exits 0.
+    if (state.stoppedBySignal && process.exitCode === ExitCode.interrupted) {
+      process.exitCode = ExitCode.ok;
+    }
   },
 };
