@@ -1,10 +1,170 @@
-import type { CommandModule } from "yargs";
+import type { Argv, CommandModule } from "yargs";
+import {
+  type Argv as ConfigArgv,
+  loadSourceConfig,
+  sourceOptions,
+  yargsOptions,
+} from "../config.ts";
+import { openDatabase } from "../db/connect.ts";
+import { migrateToLatest } from "../db/migrate.ts";
+import { type SeedResult, seedSource } from "../db/seed.ts";
+import { ExitCode, UserError } from "../errors.ts";
+import { runCommand } from "./run-command.ts";
 
-// Placeholder; replaced by the foundation work (db migrate, db seed).
-export const dbCommand: CommandModule = {
-  command: "db <action>",
-  describe: "Manage the tool's database (migrate, seed).",
-  handler: () => {
-    throw new Error("db: not implemented yet");
-  },
+const PROGRESS_EVERY_MS = 3000;
+
+const seedSourceOptions = (({ "batch-size": _b, "non-uuid-ids": _n, ...rest }) => rest)(
+  yargsOptions(sourceOptions),
+);
+
+const migrateCommand: CommandModule = {
+  command: "migrate",
+  describe: "Create or update the tool's own tables (schema controls_migration). Idempotent.",
+  builder: (y: Argv) =>
+    y
+      .example("$0 db migrate", "Migrate the embedded database in .data/pglite")
+      .example(
+        "$0 db migrate --database-url postgres://user@host/db",
+        "Migrate a PostgreSQL database",
+      ),
+  handler: (argv) =>
+    runCommand(argv as ConfigArgv, async ({ global, logger }) => {
+      const handle = await openDatabase(global, logger);
+      try {
+        const { applied, known } = await migrateToLatest(handle.db, logger);
+        if (global.json) {
+          process.stdout.write(`${JSON.stringify({ backend: handle.backend, applied, known })}\n`);
+        } else if (applied.length === 0) {
+          process.stdout.write(
+            `Database schema is up to date (${plural(known, "migration")}); nothing applied.\n`,
+          );
+        } else {
+          process.stdout.write(
+            `Applied ${plural(applied.length, "migration")}: ${applied.join(", ")}. Database schema is up to date (${plural(known, "migration")}).\n`,
+          );
+        }
+        return ExitCode.ok;
+      } finally {
+        await handle.close();
+      }
+    }),
 };
+
+const seedCommand: CommandModule = {
+  command: "seed",
+  describe:
+    "Fill the source relation with deterministic synthetic identities (for trials and tests). Creates it if missing.",
+  builder: (y: Argv) =>
+    y
+      .options({
+        identities: {
+          type: "number",
+          demandOption: true,
+          describe: "How many identities to write.",
+        },
+        seed: {
+          type: "number",
+          default: 1,
+          describe:
+            "Generator seed; the same N and seed give the same rows (and the sandbox's identities).",
+        },
+        "with-anomalies": {
+          type: "boolean",
+          default: false,
+          describe:
+            "Also add a few rows of every bad kind (NULL id, duplicate id, NULL flag, non-UUID id, ...).",
+        },
+        truncate: {
+          type: "boolean",
+          default: false,
+          describe: "Delete the relation's existing rows first (refused otherwise).",
+        },
+        ...seedSourceOptions,
+      })
+      .group(["identities", "seed", "with-anomalies", "truncate"], "Seed options:")
+      .group(Object.keys(seedSourceOptions), "Source options:")
+      .example(
+        "$0 db seed --identities 100000 --seed 7",
+        "100,000 identities into table identities (embedded DB)",
+      )
+      .example(
+        "$0 db seed --identities 1000 --with-anomalies --truncate --json",
+        "Replace the rows, add bad rows, print JSON",
+      )
+      .example(
+        "$0 db seed --identities 1000000 --database-url postgres://user@host/db",
+        "A million rows on PostgreSQL",
+      ),
+  handler: (argv) =>
+    runCommand(argv as ConfigArgv, async ({ argv, global, logger, signal }) => {
+      const source = loadSourceConfig(argv);
+      const identities = Number(argv.identities);
+      const seed = Number(argv.seed ?? 1);
+      if (!Number.isInteger(identities) || identities < 0 || identities > 100_000_000) {
+        throw new UserError(
+          `--identities must be a whole number from 0 to 100000000, got ${String(argv.identities)}.`,
+        );
+      }
+      if (!Number.isInteger(seed))
+        throw new UserError(`--seed must be a whole number, got ${String(argv.seed)}.`);
+      const handle = await openDatabase(global, logger);
+      try {
+        let lastReport = Date.now();
+        const result = await seedSource(handle.db, source, {
+          identities,
+          seed,
+          withAnomalies: argv["with-anomalies"] === true,
+          truncate: argv.truncate === true,
+          signal,
+          onProgress: (written) => {
+            if (!global.progress || Date.now() - lastReport < PROGRESS_EVERY_MS) return;
+            lastReport = Date.now();
+            logger.info(`Seeding: ${written} of ${identities} rows written`);
+          },
+        });
+        process.stdout.write(
+          global.json
+            ? `${JSON.stringify({ backend: handle.backend, ...result })}\n`
+            : describeSeed(result),
+        );
+        return ExitCode.ok;
+      } finally {
+        await handle.close();
+      }
+    }),
+};
+
+/** `db migrate` and `db seed`. */
+export const dbCommand: CommandModule = {
+  command: "db <command>",
+  describe: "Manage the tool's database (migrate) and seed a synthetic source relation (seed).",
+  builder: (y: Argv) =>
+    y
+      .command(migrateCommand)
+      .command(seedCommand)
+      .demandCommand(1, "Name a db command: migrate or seed."),
+  handler: () => {},
+};
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function describeSeed(r: SeedResult): string {
+  const c = r.combinations;
+  const lines = [
+    `Seeded ${r.identities} identities (seed ${r.seed}) into ${r.relation}${r.created ? " (created)" : ""}${r.truncated ? `, replacing ${r.truncated} rows` : ""} in ${r.seconds} s.`,
+    `  both flags:          ${c.both}`,
+    `  user_disabled only:  ${c.userOnly}`,
+    `  admin_disabled only: ${c.adminOnly}`,
+    `  neither:             ${c.neither}`,
+  ];
+  const kinds = Object.entries(r.anomalies);
+  if (kinds.length > 0) {
+    const total = kinds.reduce((s, [, n]) => s + n, 0);
+    lines.push(
+      `  anomalous rows:      ${total} (${kinds.map(([k, n]) => `${k} ${n}`).join(", ")})`,
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
