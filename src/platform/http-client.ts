@@ -4,6 +4,7 @@ import type { PlatformConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { backoffDelayMs, sleep } from "./backoff.ts";
 import type { MetricsRecorder } from "./client-metrics.ts";
+import { LinkedSignal } from "./linked-signal.ts";
 import {
   type Classification,
   classify,
@@ -85,10 +86,18 @@ export class HttpClient {
   }
 
   async send(spec: RequestSpec): Promise<Reply> {
+    const call = spec.signal ? new LinkedSignal([this.#d.signal, spec.signal]) : undefined;
+    try {
+      return await this.#send(spec, call?.signal ?? this.#d.signal);
+    } finally {
+      call?.dispose();
+    }
+  }
+
+  async #send(spec: RequestSpec, signal: AbortSignal): Promise<Reply> {
     const { config, tokens, budget, metrics } = this.#d;
     const key = `${spec.method} ${spec.template}`;
     const m = metrics.endpoint(key);
-    const signal = spec.signal ? AbortSignal.any([this.#d.signal, spec.signal]) : this.#d.signal;
     const url = buildUrl(config.apiUrl, spec);
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     let attempts = 0;
@@ -251,7 +260,7 @@ async function exchange(
   signal: AbortSignal,
   latency: { record(ms: number): void },
 ): Promise<Outcome> {
-  const timeout = AbortSignal.timeout(timeoutMs);
+  const link = new LinkedSignal([signal], timeoutMs);
   const started = performance.now();
   try {
     const res = await fetch(url, {
@@ -264,18 +273,17 @@ async function exchange(
       body,
       // Never follow: a redirect would carry the bearer token to wherever it points.
       redirect: "manual",
-      signal: AbortSignal.any([signal, timeout]),
+      signal: link.signal,
     });
     const text = await res.text();
     latency.record(performance.now() - started);
     return { status: res.status, text, retryAfter: res.headers.get("retry-after") };
   } catch (err) {
     return {
-      failure: describeFetchFailure(err, {
-        timedOut: timeout.aborted,
-        cancelled: signal.aborted,
-      }),
+      failure: describeFetchFailure(err, { timedOut: link.timedOut, cancelled: link.cancelled }),
     };
+  } finally {
+    link.dispose();
   }
 }
 

@@ -3,6 +3,7 @@ import type { Logger } from "../log.ts";
 import type { Secret } from "../secret.ts";
 import { backoffDelayMs, sleep } from "./backoff.ts";
 import type { MetricsRecorder } from "./client-metrics.ts";
+import { LinkedSignal } from "./linked-signal.ts";
 import { describeFetchFailure, PlatformError } from "./platform-error.ts";
 import { oauthErrorCode, parseProblem, parseRetryAfter } from "./problem-details.ts";
 import type { Redactor } from "./redactor.ts";
@@ -84,7 +85,7 @@ export class TokenManager {
     for (let attempt = 1; ; attempt++) {
       await this.#bucket.take(signal).catch(() => cancelled(this.#endpoint));
       o.metrics.token.requests += 1;
-      const timeout = AbortSignal.timeout(o.timeoutMs);
+      const link = new LinkedSignal([signal], o.timeoutMs);
       let status: number;
       let text: string;
       let retryAfter: string | null;
@@ -100,16 +101,13 @@ export class TokenManager {
             grant_type: "client_credentials",
             scope: o.scopes.join(" "),
           }),
-          signal: AbortSignal.any([signal, timeout]),
+          signal: link.signal,
         });
         status = res.status;
         retryAfter = res.headers.get("retry-after");
         text = await res.text();
       } catch (err) {
-        const f = describeFetchFailure(err, {
-          timedOut: timeout.aborted,
-          cancelled: signal.aborted,
-        });
+        const f = describeFetchFailure(err, { timedOut: link.timedOut, cancelled: link.cancelled });
         o.metrics.token.errors += 1;
         if (f.kind === "cancelled") cancelled(this.#endpoint);
         const error = new PlatformError({
@@ -122,6 +120,8 @@ export class TokenManager {
         if (attempt >= o.maxAttempts) throw error;
         await this.#backoff(attempt, error);
         continue;
+      } finally {
+        link.dispose();
       }
       if (status >= 200 && status < 300) {
         const token = this.#accept(text, started);
