@@ -405,3 +405,114 @@ export function yargsOptions<T extends Record<string, OptionSpec>>(
   }
   return out as Record<keyof T, Options>;
 }
+
+// ---------------------------------------------------------------------------------------------
+// plan / apply / reconcile
+// ---------------------------------------------------------------------------------------------
+
+export const REASON_CODE_CHOICES = [
+  "OTHER",
+  "END_USER_REQUEST",
+  "INACTIVITY",
+  "COMPLIANCE_KYC",
+  "COMPLIANCE_EDD",
+  "COMPLIANCE_SCREENING",
+  "COMPLIANCE_INVESTIGATION",
+  "ONBOARDING_INCOMPLETE",
+  "RISK_FRAUD",
+  "LEGAL_ORDER",
+  "ADMINISTRATIVE",
+] as const;
+
+export const pipelineOptions = {
+  state: spec({
+    type: "string",
+    choices: ["auto", "bulk", "per-identity"],
+    env: "CONTROLS_STATE",
+    defaultDescription: "auto",
+    describe:
+      "How to read the platform's controls: bulk (list every identity, 1000 a page), per-identity (one listing per candidate), or auto (the cheaper, from the counts known).",
+  }),
+  out: spec({
+    type: "string",
+    describe: "Report folder (default reports/<run-id>/).",
+  }),
+  all: spec({
+    type: "boolean",
+    describe: "Also list in_sync rows in diff.csv.",
+  }),
+} as const satisfies Record<string, OptionSpec>;
+
+export const writerOptions = {
+  yes: spec({
+    type: "boolean",
+    describe: "Confirm the writes without a prompt (needed when not on a terminal).",
+  }),
+  resume: spec({
+    type: "string",
+    describe: "Continue an unfinished run by id (see `controls-migrate runs`).",
+  }),
+  "reason-code": spec({
+    type: "string",
+    choices: REASON_CODE_CHOICES as unknown as string[],
+    env: "CONTROLS_REASON_CODE",
+    defaultDescription: "OTHER",
+    describe: "reason_code of the controls created.",
+  }),
+  reason: spec({
+    type: "string",
+    env: "CONTROLS_REASON",
+    defaultDescription: "controls-migrate: migrated from legacy user_disabled",
+    describe: "Free-text reason of the controls created (and of prune deletions).",
+  }),
+} as const satisfies Record<string, OptionSpec>;
+
+export interface PipelineConfig {
+  readonly state: "auto" | "bulk" | "per-identity";
+  readonly out: string | undefined;
+  readonly all: boolean;
+  readonly yes: boolean;
+  readonly resume: string | undefined;
+  readonly plan: string | undefined;
+  readonly limit: number | undefined;
+  readonly prune: boolean;
+  readonly reasonCode: string;
+  readonly reason: string;
+}
+
+export function loadPipelineConfig(argv: Argv, env: Env = process.env): PipelineConfig {
+  const state = str(argv, env, "state", "CONTROLS_STATE") ?? "auto";
+  if (!["auto", "bulk", "per-identity"].includes(state)) {
+    throw new UserError(`env CONTROLS_STATE must be auto, bulk or per-identity, got "${state}".`);
+  }
+  const reasonCode = str(argv, env, "reason-code", "CONTROLS_REASON_CODE") ?? "OTHER";
+  if (!(REASON_CODE_CHOICES as readonly string[]).includes(reasonCode)) {
+    throw new UserError(
+      `env CONTROLS_REASON_CODE must be one of ${REASON_CODE_CHOICES.join(", ")}, got "${reasonCode}".`,
+    );
+  }
+  const limitRaw = pick<number>(argv, "limit");
+  if (limitRaw !== undefined && (!Number.isInteger(limitRaw) || limitRaw < 1)) {
+    throw new UserError(`--limit must be a whole number of at least 1, got ${limitRaw}.`);
+  }
+  const resume = pick<string>(argv, "resume");
+  const plan = pick<string>(argv, "plan");
+  if (resume && plan)
+    throw new UserError(
+      "--resume and --plan cannot be combined: a resumed run already has its actions.",
+    );
+  return Object.freeze({
+    state: state as PipelineConfig["state"],
+    out: pick<string>(argv, "out"),
+    all: bool(argv, "all", false),
+    yes: bool(argv, "yes", false),
+    resume,
+    plan,
+    limit: limitRaw,
+    prune: bool(argv, "prune", false),
+    reasonCode,
+    reason:
+      str(argv, env, "reason", "CONTROLS_REASON") ??
+      "controls-migrate: migrated from legacy user_disabled",
+  });
+}

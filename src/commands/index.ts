@@ -1,6 +1,16 @@
 import type { CommandModule } from "yargs";
 import { dbCommand } from "./db.ts";
+import { applyCommand, planCommand, reconcileCommand } from "./pipeline-commands.ts";
+import { reportCommand, runsCommand } from "./runs.ts";
 import { sandboxCommand } from "./sandbox.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: yargs command modules are heterogeneous by design
-export const commands: CommandModule<any, any>[] = [dbCommand, sandboxCommand];
+export const commands: CommandModule<any, any>[] = [
+  planCommand,
+  applyCommand,
+  reconcileCommand,
+  reportCommand,
+  runsCommand,
+  dbCommand,
+  sandboxCommand,
+];

@@ -8,7 +8,13 @@ export interface IdentityStateRow {
   has_source: boolean;
   status: "found" | "not_found" | "error" | null;
   error: string | null;
-  controls: { control_id: string; type: string; set_by: string; set_by_raw: string; is_overridable: boolean }[];
+  controls: {
+    control_id: string;
+    type: string;
+    set_by: string;
+    set_by_raw: string;
+    is_overridable: boolean;
+  }[];
 }
 
 /**
@@ -62,7 +68,11 @@ export async function identityStatesPage(
 
 export async function insertFindings(db: Kysely<Database>, rows: NewFinding[]): Promise<number[]> {
   if (rows.length === 0) return [];
-  const out = await db.insertInto("controls_migration.findings").values(rows).returning("id").execute();
+  const out = await db
+    .insertInto("controls_migration.findings")
+    .values(rows)
+    .returning("id")
+    .execute();
   return out.map((r) => Number(r.id));
 }
 
@@ -78,7 +88,10 @@ export async function insertInvalidRowFindings(db: Kysely<Database>, runId: stri
   `.execute(db);
 }
 
-export async function countFindings(db: Kysely<Database>, runId: string): Promise<Record<string, number>> {
+export async function countFindings(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<Record<string, number>> {
   const rows = await db
     .selectFrom("controls_migration.findings")
     .select(["finding", db.fn.countAll<number>().as("n")])
@@ -98,10 +111,15 @@ export async function findingChanges(
     select coalesce(identity_id, '') as i, finding as f, coalesce(expected_set_by, observed_set_by, '') as k
     from controls_migration.findings where run_id = ${id} and finding <> 'in_sync'`;
   const count = async (a: string, b: string) => {
-    const r = await sql<{ n: number }>`select count(*)::int as n from (${key(a)} except ${key(b)}) d`.execute(db);
+    const r = await sql<{
+      n: number;
+    }>`select count(*)::int as n from (${key(a)} except ${key(b)}) d`.execute(db);
     return Number(r.rows[0]?.n ?? 0);
   };
-  return { newFindings: await count(runId, previousRunId), resolvedFindings: await count(previousRunId, runId) };
+  return {
+    newFindings: await count(runId, previousRunId),
+    resolvedFindings: await count(previousRunId, runId),
+  };
 }
 
 export interface DiffRecord {

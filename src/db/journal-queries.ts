@@ -33,7 +33,11 @@ export async function actionsPage(
     .execute();
 }
 
-export async function updateAction(db: Kysely<Database>, id: number, patch: ActionUpdate): Promise<void> {
+export async function updateAction(
+  db: Kysely<Database>,
+  id: number,
+  patch: ActionUpdate,
+): Promise<void> {
   await db
     .updateTable(T)
     .set({ ...patch, updated_at: new Date() })
@@ -50,7 +54,10 @@ export async function markInFlight(db: Kysely<Database>, id: number): Promise<vo
     .execute();
 }
 
-export async function countActionsByStatus(db: Kysely<Database>, runId: string): Promise<Record<string, number>> {
+export async function countActionsByStatus(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<Record<string, number>> {
   const rows = await db
     .selectFrom(T)
     .select(["status", "outcome", db.fn.countAll<number>().as("n")])
@@ -76,7 +83,11 @@ export async function countNotFinal(db: Kysely<Database>, runId: string): Promis
 }
 
 /** Leftover pending actions of a run become skipped with the given outcome (canary --limit, superseded). */
-export async function skipPending(db: Kysely<Database>, runId: string, outcome: string): Promise<number> {
+export async function skipPending(
+  db: Kysely<Database>,
+  runId: string,
+  outcome: string,
+): Promise<number> {
   const r = await db
     .updateTable(T)
     .set({ status: "skipped", outcome, updated_at: new Date() })
@@ -87,7 +98,10 @@ export async function skipPending(db: Kysely<Database>, runId: string, outcome: 
 }
 
 /** Identities the tool created controls for in any earlier run, and are not in this run's source rows. */
-export async function journalIdentitiesOutsideSource(db: Kysely<Database>, runId: string): Promise<string[]> {
+export async function journalIdentitiesOutsideSource(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<string[]> {
   const rows = await db
     .selectFrom(`${T} as a`)
     .select("a.identity_id")

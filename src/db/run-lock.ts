@@ -32,7 +32,9 @@ export async function acquireRunLock(handle: DatabaseHandle): Promise<RunLock | 
   const holder = handle.db
     .connection()
     .execute(async (conn) => {
-      const r = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${LOCK_KEY}) as ok`.execute(conn);
+      const r = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${LOCK_KEY}) as ok`.execute(
+        conn,
+      );
       const ok = r.rows[0]?.ok === true;
       settle(ok);
       if (!ok) return;

@@ -14,7 +14,13 @@ export function newRunId(now = new Date()): string {
 
 export async function insertRun(
   db: Kysely<Database>,
-  run: { id: string; mode: RunMode; parentRunId: string | null; options: Record<string, unknown>; toolVersion: string },
+  run: {
+    id: string;
+    mode: RunMode;
+    parentRunId: string | null;
+    options: Record<string, unknown>;
+    toolVersion: string;
+  },
 ): Promise<void> {
   await db
     .insertInto(T)
@@ -43,7 +49,13 @@ export async function touchRun(db: Kysely<Database>, id: string): Promise<void> 
 export async function claimRun(db: Kysely<Database>, id: string): Promise<void> {
   await db
     .updateTable(T)
-    .set({ status: "running", heartbeat_at: new Date(), host: hostname(), pid: process.pid, finished_at: null })
+    .set({
+      status: "running",
+      heartbeat_at: new Date(),
+      host: hostname(),
+      pid: process.pid,
+      finished_at: null,
+    })
     .where("id", "=", id)
     .execute();
 }
@@ -67,7 +79,10 @@ export async function finishRun(
 }
 
 /** Writer runs (apply/reconcile) still marked running: crashed ones, once we hold the run lock. */
-export async function unfinishedWriterRuns(db: Kysely<Database>, exceptId?: string): Promise<Run[]> {
+export async function unfinishedWriterRuns(
+  db: Kysely<Database>,
+  exceptId?: string,
+): Promise<Run[]> {
   let q = db
     .selectFrom(T)
     .selectAll()
@@ -88,7 +103,13 @@ export async function markRunsInterrupted(db: Kysely<Database>, ids: string[]): 
 }
 
 export async function listRuns(db: Kysely<Database>, limit: number): Promise<Run[]> {
-  return db.selectFrom(T).selectAll().orderBy("started_at", "desc").orderBy("id", "desc").limit(limit).execute();
+  return db
+    .selectFrom(T)
+    .selectAll()
+    .orderBy("started_at", "desc")
+    .orderBy("id", "desc")
+    .limit(limit)
+    .execute();
 }
 
 export async function previousCompletedRun(

@@ -33,7 +33,11 @@ export async function insertSnapshot(
 }
 
 /** Forgets what was observed of some identities, before observing them again. */
-export async function clearSnapshotOf(db: Kysely<Database>, runId: string, identityIds: string[]): Promise<void> {
+export async function clearSnapshotOf(
+  db: Kysely<Database>,
+  runId: string,
+  identityIds: string[],
+): Promise<void> {
   if (identityIds.length === 0) return;
   await db
     .deleteFrom("controls_migration.snapshot_controls")
@@ -44,7 +48,10 @@ export async function clearSnapshotOf(db: Kysely<Database>, runId: string, ident
 
 export async function insertSourceRows(db: Kysely<Database>, rows: NewSourceRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 1000) {
-    await db.insertInto("controls_migration.source_rows").values(rows.slice(i, i + 1000)).execute();
+    await db
+      .insertInto("controls_migration.source_rows")
+      .values(rows.slice(i, i + 1000))
+      .execute();
   }
 }
 
@@ -61,7 +68,9 @@ export async function candidatePage(
     .where("run_id", "=", runId)
     .where("valid", "=", true)
     .where("identity_id", "is not", null)
-    .where((eb) => eb.or([eb("user_disabled", "=", true), eb("admin_disabled", "=", true), eb("seq", "<", 0)]));
+    .where((eb) =>
+      eb.or([eb("user_disabled", "=", true), eb("admin_disabled", "=", true), eb("seq", "<", 0)]),
+    );
   if (after !== null) q = q.where("identity_id", ">", after);
   const rows = await q.orderBy("identity_id").limit(limit).execute();
   return rows.map((r) => r.identity_id as string);
@@ -73,7 +82,9 @@ export async function countCandidates(db: Kysely<Database>, runId: string): Prom
     .select(db.fn.count<number>("identity_id").distinct().as("n"))
     .where("run_id", "=", runId)
     .where("valid", "=", true)
-    .where((eb) => eb.or([eb("user_disabled", "=", true), eb("admin_disabled", "=", true), eb("seq", "<", 0)]))
+    .where((eb) =>
+      eb.or([eb("user_disabled", "=", true), eb("admin_disabled", "=", true), eb("seq", "<", 0)]),
+    )
     .executeTakeFirstOrThrow();
   return Number(r.n);
 }
@@ -82,7 +93,10 @@ export async function countCandidates(db: Kysely<Database>, runId: string): Prom
  * After a complete bulk listing: every valid candidate the listing did not contain is recorded as
  * not found, which is what the platform would answer for it.
  */
-export async function markUnlistedCandidatesNotFound(db: Kysely<Database>, runId: string): Promise<number> {
+export async function markUnlistedCandidatesNotFound(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<number> {
   const r = await sql`
     insert into controls_migration.snapshot_identities (run_id, identity_id, status, error)
     select distinct s.run_id, s.identity_id, 'not_found', 'absent from a complete listing of the platform''s identities'

@@ -1,0 +1,187 @@
+import { createInterface } from "node:readline/promises";
+import type { Argv, CommandModule } from "yargs";
+import {
+  type Argv as ConfigArgv,
+  loadPipelineConfig,
+  loadPlatformConfig,
+  loadSourceConfig,
+  pipelineOptions,
+  platformOptions,
+  sourceOptions,
+  writerOptions,
+  yargsOptions,
+} from "../config.ts";
+import { openDatabase } from "../db/connect.ts";
+import type { RunMode } from "../db/schema.ts";
+import { UserError } from "../errors.ts";
+import { runPipeline } from "../migration/pipeline.ts";
+import { createProgress } from "../migration/progress.ts";
+import { createPlatformClient, READ_SCOPES, WRITE_SCOPES } from "../platform/index.ts";
+import { renderSummaryTable } from "../reports/summary.ts";
+import { redactUrl } from "../secret.ts";
+import { type CommandContext, runCommand } from "./run-command.ts";
+
+/** Asks on the terminal; refuses (exit 1) off a terminal without --yes. */
+async function confirmOnTty(
+  mode: RunMode,
+  counts: { creates: number; deletes: number },
+): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const what = [
+      counts.creates ? `create ${counts.creates} SELL_ONLY client controls` : "",
+      counts.deletes ? `delete ${counts.deletes} unexpected client controls (--prune)` : "",
+    ]
+      .filter(Boolean)
+      .join(" and ");
+    const answer = await rl.question(
+      `${mode} will ${what} on the platform. Type "yes" to go ahead: `,
+    );
+    return answer.trim().toLowerCase() === "yes";
+  } finally {
+    rl.close();
+  }
+}
+
+/** The body shared by plan, apply and reconcile. */
+export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promise<number> {
+  const { argv, global, logger, signal } = ctx;
+  const pipeline = loadPipelineConfig(argv);
+  const source = loadSourceConfig(argv);
+  const platform = loadPlatformConfig(argv);
+  const writer = mode !== "plan";
+  if (writer && !pipeline.yes && !process.stdin.isTTY) {
+    throw new UserError(
+      `${mode} writes to the platform and needs confirmation: pass --yes, or run it on a terminal to confirm interactively. Try \`controls-migrate plan\` first to see what it would do.`,
+    );
+  }
+  logger.addSecret(platform.clientSecret.reveal());
+  const handle = await openDatabase(global, logger);
+  const client = createPlatformClient(platform, {
+    scopes: writer ? WRITE_SCOPES : READ_SCOPES,
+    logger,
+    signal,
+  });
+  try {
+    const { summary, exitCode } = await runPipeline(
+      {
+        handle,
+        client,
+        source,
+        platform,
+        logger,
+        signal,
+        progress: createProgress({ enabled: global.progress, logger }),
+        confirm: async (counts) => pipeline.yes || confirmOnTty(mode, counts),
+        recordedOptions: {
+          database: global.databaseUrl ? redactUrl(global.databaseUrl) : `pglite:${global.dataDir}`,
+          api_url: platform.apiUrl,
+          client_id: platform.clientId,
+          rate: platform.rate,
+          concurrency: platform.concurrency,
+          source: { ...source },
+        },
+      },
+      {
+        mode,
+        state: pipeline.state,
+        all: pipeline.all,
+        prune: pipeline.prune,
+        limit: pipeline.limit,
+        reasonCode: pipeline.reasonCode,
+        reason: pipeline.reason,
+        planRunId: pipeline.plan,
+        resumeRunId: pipeline.resume,
+        out: pipeline.out,
+      },
+    );
+    process.stderr.write(`${renderSummaryTable(summary)}\n`);
+    if (global.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    return exitCode;
+  } finally {
+    await client.close();
+    await handle.close();
+  }
+}
+
+const connection = (y: Argv) =>
+  y
+    .options(yargsOptions(platformOptions))
+    .group(Object.keys(platformOptions), "Platform:")
+    .options(yargsOptions(sourceOptions))
+    .group(Object.keys(sourceOptions), "Source relation:")
+    .options(yargsOptions(pipelineOptions))
+    .group(Object.keys(pipelineOptions), "Run:");
+
+export const planCommand: CommandModule = {
+  command: "plan",
+  describe:
+    "Dry-run audit: compare the source flags with the platform's controls and write the diff. Read-only.",
+  builder: (y: Argv) =>
+    connection(y)
+      .example(
+        "$0 plan",
+        "Audit with env API_BASE_URL, OAUTH_TOKEN_URL, OAUTH_CLIENT_ID, OAUTH_CLIENT_SECRET",
+      )
+      .example(
+        "$0 plan --state bulk --all --out audit/",
+        "List every identity (1000 a page) and keep in_sync rows",
+      )
+      .epilogue(
+        "Exit codes: 0 nothing to do or report, 2 findings to act on or report, 1 the run failed.",
+      ),
+  handler: (argv) => runCommand(argv as ConfigArgv, (ctx) => pipelineHandler("plan", ctx)),
+};
+
+export const applyCommand: CommandModule = {
+  command: "apply",
+  describe:
+    "Create the missing client-side SELL_ONLY controls (journaled, resumable, rate-budgeted).",
+  builder: (y: Argv) =>
+    connection(y)
+      .options(yargsOptions(writerOptions))
+      .options({
+        plan: {
+          type: "string",
+          describe:
+            "Execute the creates of this earlier plan run, re-verifying each identity first.",
+        },
+        limit: { type: "number", describe: "Execute only the first N actions (canary run)." },
+      })
+      .group([...Object.keys(writerOptions), "plan", "limit"], "Apply:")
+      .example("$0 apply --limit 10 --yes", "Canary: create 10 controls, then stop")
+      .example("$0 apply --plan 20261122-101500-ab12 --yes", "Execute a reviewed plan")
+      .example(
+        "$0 apply --resume 20261122-101500-cd34 --yes",
+        "Continue a run that crashed or was interrupted",
+      )
+      .epilogue(
+        "Exit codes: 0 every action succeeded, 3 some failed (see the report; a re-run retries them), 1 aborted, 130 interrupted (resume it).",
+      ),
+  handler: (argv) => runCommand(argv as ConfigArgv, (ctx) => pipelineHandler("apply", ctx)),
+};
+
+export const reconcileCommand: CommandModule = {
+  command: "reconcile",
+  describe: "Plan + apply in one idempotent step, for repeated runs (cron) during the transition.",
+  builder: (y: Argv) =>
+    connection(y)
+      .options(yargsOptions(writerOptions))
+      .options({
+        prune: {
+          type: "boolean",
+          describe:
+            "Also delete unexpected client-set SELL_ONLY controls that are overridable. Never touches SERVICE, non-overridable or other controls.",
+        },
+      })
+      .group([...Object.keys(writerOptions), "prune"], "Reconcile:")
+      .example("$0 reconcile --yes", "Nightly: create what is missing, report the rest")
+      .example(
+        "$0 reconcile --prune --yes",
+        "Also remove client SELL_ONLY controls whose user_disabled was cleared",
+      )
+      .epilogue(
+        "Exit codes: 0 in sync afterwards, 2 report-only findings remain, 3 some actions failed, 1 aborted.",
+      ),
+  handler: (argv) => runCommand(argv as ConfigArgv, (ctx) => pipelineHandler("reconcile", ctx)),
+};

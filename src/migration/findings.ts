@@ -1,0 +1,124 @@
+import type { Kysely } from "kysely";
+import {
+  type IdentityStateRow,
+  identityStatesPage,
+  insertFindings,
+  insertInvalidRowFindings,
+} from "../db/finding-queries.ts";
+import { insertActions } from "../db/journal-queries.ts";
+import type { Database, NewAction, NewFinding } from "../db/schema.ts";
+import {
+  classifyIdentity,
+  type Finding,
+  type IdentityState,
+  type ObservedControl,
+} from "./classify.ts";
+
+export interface FindingsOptions {
+  /** Journal create actions for missing client controls (apply, reconcile). */
+  readonly journalCreates: boolean;
+  /** Journal delete actions for prunable unexpected client controls (--prune). */
+  readonly journalDeletes: boolean;
+}
+
+const PAGE = 1000;
+
+export function toIdentityState(row: IdentityStateRow): IdentityState {
+  const controls: ObservedControl[] = row.controls.map((c) => ({
+    controlId: c.control_id,
+    type: c.type,
+    setBy: c.set_by === "client" || c.set_by === "service" ? c.set_by : "unknown",
+    setByRaw: c.set_by_raw,
+    isOverridable: c.is_overridable,
+  }));
+  const source =
+    row.has_source && row.user_disabled !== null && row.admin_disabled !== null
+      ? { userDisabled: row.user_disabled, adminDisabled: row.admin_disabled }
+      : null;
+  return {
+    identityId: row.identity_id,
+    source,
+    // An identity never observed (a candidate left over by an interrupted read) counts as a read failure.
+    platform: row.status ?? "error",
+    platformDetail: row.status ? row.error : "the platform state of this identity was not read",
+    controls,
+  };
+}
+
+function findingRow(runId: string, row: IdentityStateRow, f: Finding): NewFinding {
+  return {
+    run_id: runId,
+    identity_id: row.identity_id,
+    finding: f.finding,
+    user_disabled: row.user_disabled,
+    admin_disabled: row.admin_disabled,
+    expected_type: f.expected?.type ?? null,
+    expected_set_by: f.expected ? f.expected.setBy.toUpperCase() : null,
+    expected_is_overridable: f.expected?.isOverridable ?? null,
+    observed_control_id: f.observed?.controlId ?? null,
+    observed_set_by: f.observed?.setByRaw ?? null,
+    observed_is_overridable: f.observed?.isOverridable ?? null,
+    other_active_controls: f.otherActiveControls || null,
+    detail: f.detail || null,
+  };
+}
+
+/**
+ * Joins source ⟗ snapshot page by page, applies the diff rules to each identity, and writes the
+ * findings (and, for writers, the journal's pending actions) in one pass of constant memory.
+ */
+export async function computeFindings(
+  db: Kysely<Database>,
+  runId: string,
+  options: FindingsOptions,
+): Promise<{ identities: number; actions: number }> {
+  await insertInvalidRowFindings(db, runId);
+  let after: string | null = null;
+  let identities = 0;
+  let actions = 0;
+  for (;;) {
+    const rows = await identityStatesPage(db, runId, after, PAGE);
+    if (rows.length === 0) break;
+    after = rows[rows.length - 1]?.identity_id ?? null;
+    identities += rows.length;
+    const pairs: { row: IdentityStateRow; finding: Finding }[] = [];
+    for (const row of rows) {
+      for (const finding of classifyIdentity(toIdentityState(row))) pairs.push({ row, finding });
+    }
+    if (pairs.length === 0) continue;
+    await db.transaction().execute(async (trx) => {
+      const ids = await insertFindings(
+        trx,
+        pairs.map((p) => findingRow(runId, p.row, p.finding)),
+      );
+      const journal: NewAction[] = [];
+      pairs.forEach(({ row, finding }, i) => {
+        const findingId = ids[i] ?? null;
+        if (options.journalCreates && finding.create && finding.expected) {
+          journal.push({
+            run_id: runId,
+            identity_id: row.identity_id,
+            finding_id: findingId,
+            action: "create",
+            control_type: finding.expected.type,
+            control_key: `${finding.expected.type}:${finding.expected.setBy}`,
+            status: "pending",
+          });
+        }
+        if (options.journalDeletes && finding.prunable && finding.observed) {
+          journal.push({
+            run_id: runId,
+            identity_id: row.identity_id,
+            finding_id: findingId,
+            action: "delete",
+            control_type: finding.observed.type,
+            control_key: finding.observed.controlId,
+            status: "pending",
+          });
+        }
+      });
+      actions += await insertActions(trx, journal);
+    });
+  }
+  return { identities, actions };
+}

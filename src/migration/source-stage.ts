@@ -1,0 +1,88 @@
+import type { Kysely } from "kysely";
+import type { SourceConfig } from "../config.ts";
+import type { Database, NewSourceRow } from "../db/schema.ts";
+import { insertSourceRows, maxLookupSeq } from "../db/snapshot-queries.ts";
+import { lookupSourceRows, readSource } from "../db/source-reader.ts";
+import type { Progress } from "./progress.ts";
+
+export interface SourceCounts {
+  rowsRead: number;
+  /** Valid rows with a flag true. */
+  candidates: number;
+  /** Rows the reader classified as anomalies (warnings included). */
+  anomalies: number;
+}
+
+/**
+ * Streams the user's relation and keeps what matters for this run — valid rows with a flag true,
+ * and every anomaly — in `source_rows`. Clean, unflagged rows are only counted; a platform identity
+ * that later needs them is looked up by id (`addLookedUpRows`).
+ */
+export async function loadSource(
+  db: Kysely<Database>,
+  source: SourceConfig,
+  runId: string,
+  progress: Progress,
+  signal?: AbortSignal,
+): Promise<SourceCounts> {
+  const counts: SourceCounts = { rowsRead: 0, candidates: 0, anomalies: 0 };
+  progress.start("source", null);
+  for await (const batch of readSource(db, source, { signal })) {
+    const keep: NewSourceRow[] = [];
+    for (const row of batch.rows) {
+      counts.rowsRead += 1;
+      const flagged = row.valid && (row.userDisabled === true || row.adminDisabled === true);
+      if (row.anomaly) counts.anomalies += 1;
+      if (flagged) counts.candidates += 1;
+      if (flagged || row.anomaly) {
+        keep.push({
+          run_id: runId,
+          seq: row.seq,
+          identity_id: row.identityId,
+          user_disabled: row.userDisabled,
+          admin_disabled: row.adminDisabled,
+          anomaly: row.anomaly,
+          anomaly_detail: row.anomalyDetail,
+          valid: row.valid,
+        });
+      }
+    }
+    await insertSourceRows(db, keep);
+    progress.tick(batch.rows.length);
+  }
+  progress.stop();
+  return counts;
+}
+
+/**
+ * Adds the source rows of specific identities (platform identities with a SELL_ONLY, identities the
+ * tool acted on earlier) that the first pass did not keep. They get negative `seq` numbers. An id
+ * with no row stays absent, which later reads as "unknown to the source".
+ */
+export async function addLookedUpRows(
+  db: Kysely<Database>,
+  source: SourceConfig,
+  runId: string,
+  ids: string[],
+): Promise<number> {
+  if (ids.length === 0) return 0;
+  let seq = await maxLookupSeq(db, runId);
+  const found = await lookupSourceRows(db, source, ids);
+  // Two rows for one id are already classified duplicate_id (invalid) by the lookup.
+  const rows = [...found.values()].flat();
+  const keep: NewSourceRow[] = rows.map((row) => {
+    seq -= 1;
+    return {
+      run_id: runId,
+      seq,
+      identity_id: row.identityId,
+      user_disabled: row.userDisabled,
+      admin_disabled: row.adminDisabled,
+      anomaly: row.anomaly,
+      anomaly_detail: row.anomalyDetail,
+      valid: row.valid,
+    };
+  });
+  await insertSourceRows(db, keep);
+  return keep.length;
+}
