@@ -1,5 +1,6 @@
 import type { CommandModule } from "yargs";
 import { dbCommand } from "./db.ts";
+import { demoCommand } from "./demo.ts";
 import { applyCommand, planCommand, reconcileCommand } from "./pipeline-commands.ts";
 import { reportCommand, runsCommand } from "./runs.ts";
 import { sandboxCommand } from "./sandbox.ts";
@@ -13,4 +14,5 @@ export const commands: CommandModule<any, any>[] = [
   runsCommand,
   dbCommand,
   sandboxCommand,
+  demoCommand,
 ];

@@ -1,0 +1,133 @@
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { Argv, CommandModule } from "yargs";
+import {
+  type Argv as ConfigArgv,
+  loadGlobalConfig,
+  loadPlatformConfig,
+  loadSourceConfig,
+} from "../config.ts";
+import { openDatabase } from "../db/connect.ts";
+import { ensureSchema } from "../db/migrate.ts";
+import { seedSource } from "../db/seed.ts";
+import { ExitCode } from "../errors.ts";
+import { runPipeline } from "../migration/pipeline.ts";
+import { createProgress } from "../migration/progress.ts";
+import { createPlatformClient, READ_SCOPES, WRITE_SCOPES } from "../platform/index.ts";
+import { renderSummaryTable } from "../reports/summary.ts";
+import { startSandbox } from "../sandbox/index.ts";
+import { syntheticIdentities } from "../synthetic.ts";
+import { runCommand } from "./run-command.ts";
+
+/**
+ * The README's main-job command: a whole migration rehearsed on embedded defaults (a fresh PGlite
+ * folder and an in-process sandbox), no server and no network. plan → apply --yes → reconcile.
+ */
+export const demoCommand: CommandModule = {
+  command: "demo",
+  describe:
+    "Rehearse a whole migration on an embedded database and an in-process sandbox (no network).",
+  builder: (y: Argv) =>
+    y
+      .options({
+        identities: { type: "number", default: 10_000, describe: "Synthetic identities to seed." },
+        seed: { type: "number", default: 7, describe: "Seed of the synthetic data." },
+      })
+      .example("$0 demo", "10,000 identities, half-finished transition with drift and bad rows")
+      .example("$0 demo --identities 50000 --no-progress", "Bigger, with line logs"),
+  handler: (argv) =>
+    runCommand(argv as ConfigArgv, async ({ logger, signal, argv: a }) => {
+      const identities = Number(a.identities);
+      const seed = Number(a.seed);
+      mkdirSync(".data", { recursive: true });
+      const dataDir = mkdtempSync(join(".data", "demo-"));
+      const global = loadGlobalConfig({ ...a, "data-dir": dataDir, "database-url": undefined }, {});
+      const source = loadSourceConfig({}, {});
+      const handle = await openDatabase(global, logger);
+      const sandbox = await startSandbox({ port: 0, tokenRateLimitRps: 1, rateLimitRps: 50 });
+      try {
+        await ensureSchema(handle.db, logger);
+        const seeded = await seedSource(handle.db, source, {
+          identities,
+          seed,
+          withAnomalies: true,
+        });
+        const report = sandbox.seedIdentities(syntheticIdentities(identities, seed), {
+          migratedFraction: 0.5,
+          driftFraction: 0.03,
+          seed,
+        });
+        logger.info(
+          `Seeded ${seeded.rowsWritten} source rows (${Object.values(seeded.anomalies).reduce((x, y) => x + y, 0)} bad) in ${resolve(dataDir)}; sandbox holds ${report.identities} identities, ${report.migrated} already migrated, ${report.driftIdentities} with drift`,
+        );
+        const seededDuplicates = sandbox.stats().integrity.identitiesWithDuplicateClientSellOnly;
+        const platform = loadPlatformConfig(
+          {
+            "api-url": sandbox.apiUrl,
+            "token-url": sandbox.tokenUrl,
+            "client-id": sandbox.credentials.clientId,
+          },
+          { OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret },
+        );
+        logger.addSecret(platform.clientSecret.reveal());
+        const summaries = [];
+        for (const mode of ["plan", "apply", "reconcile"] as const) {
+          if (signal.aborted) break;
+          const client = createPlatformClient(platform, {
+            scopes: mode === "plan" ? READ_SCOPES : WRITE_SCOPES,
+            logger,
+            signal,
+          });
+          try {
+            const { summary } = await runPipeline(
+              {
+                handle,
+                client,
+                source,
+                platform,
+                logger,
+                signal,
+                progress: createProgress({ enabled: global.progress, logger }),
+                confirm: async () => true,
+              },
+              {
+                mode,
+                state: "auto",
+                all: false,
+                prune: false,
+                reasonCode: "OTHER",
+                reason: "controls-migrate demo",
+              },
+            );
+            summaries.push(summary);
+            process.stderr.write(`\n${renderSummaryTable(summary)}\n\n`);
+          } finally {
+            await client.close();
+          }
+        }
+        const last = summaries[summaries.length - 1];
+        const leftover = last?.findings.missing_client_control ?? 0;
+        const stats = sandbox.stats();
+        process.stdout.write(
+          `${JSON.stringify({
+            reports: summaries.map((s) => s.reports.dir),
+            final_missing_client_controls: leftover,
+            final_exit_code: last?.exit_code,
+            // Duplicates seeded as drift are reported (unexpected_client_control); the tool adds none.
+            duplicates_seeded_as_drift: seededDuplicates,
+            duplicates_created_by_tool:
+              stats.integrity.identitiesWithDuplicateClientSellOnly - seededDuplicates,
+          })}\n`,
+        );
+        logger.info(
+          leftover === 0
+            ? "Final reconcile: no client-side work left. What remains is report-only (platform-owned controls, drift, bad rows)."
+            : `Final reconcile still sees ${leftover} missing client controls`,
+        );
+        return leftover === 0 ? ExitCode.ok : ExitCode.actionsFailed;
+      } finally {
+        await sandbox.close();
+        await handle.close();
+      }
+    }),
+};
