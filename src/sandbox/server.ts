@@ -50,9 +50,10 @@ function buildApp(ctx: SandboxContext): FastifyInstance {
     return503OnClosing: false,
     bodyLimit: 1024 * 1024,
   });
-  // Our own JSON parser: empty bodies are allowed (a DELETE sent with a JSON content type) and a
-  // malformed body gets a detail that says so.
-  app.removeContentTypeParser("application/json");
+  // Only JSON (the API) and forms (the token endpoint); anything else is a 415. Our own JSON
+  // parser allows an empty body (a DELETE sent with a JSON content type) and says what is wrong
+  // with a malformed one.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
     const text = body as string;
     if (text.trim() === "") return done(null, undefined);

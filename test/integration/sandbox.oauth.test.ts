@@ -68,10 +68,11 @@ describe("sandbox OAuth2 client credentials", () => {
   });
 
   it("refuses an unknown client and a request without client authentication with 401", async () => {
-    for (const form of [
+    const forms: Record<string, string>[] = [
       { grant_type: "client_credentials", client_id: "who", client_secret: "x" },
       { grant_type: "client_credentials" },
-    ]) {
+    ];
+    for (const form of forms) {
       const res = await read(
         await fetch(sandbox.tokenUrl, { method: "POST", body: new URLSearchParams(form) }),
       );
