@@ -67,7 +67,14 @@ function num(v: unknown, name: string): number | undefined {
  * The admin surface: no auth, no limits, no faults, never under /v2. It mirrors the programmatic
  * API so that a separate process (benchmark, chaos test) can drive a sandbox started by the CLI.
  */
-export function registerAdminRoutes(app: FastifyInstance, sandbox: Sandbox): void {
+export function registerAdminRoutes(
+  app: FastifyInstance,
+  sandbox: Sandbox,
+  hasIdentity: (id: string) => boolean,
+): void {
+  const mustExist = (id: string) => {
+    if (!hasIdentity(id)) throw new ProblemError(404, `identity ${id} not found`);
+  };
   const big = { bodyLimit: 256 * 1024 * 1024 };
 
   app.post(`${ADMIN_PREFIX}/seed`, big, async (request) => {
@@ -127,6 +134,7 @@ export function registerAdminRoutes(app: FastifyInstance, sandbox: Sandbox): voi
 
   app.post(`${ADMIN_PREFIX}/identities/:id/controls`, async (request) => {
     const { id } = request.params as { id: string };
+    mustExist(id);
     const b = objectBody(
       request.body,
       "{type, set_by?, is_overridable?, reason_code?, reason?, deleted?}",
@@ -136,6 +144,7 @@ export function registerAdminRoutes(app: FastifyInstance, sandbox: Sandbox): voi
 
   app.get(`${ADMIN_PREFIX}/identities/:id/controls`, async (request) => {
     const { id } = request.params as { id: string };
+    mustExist(id);
     const includeDeleted = parseBool(request.query as Query, "include_deleted", false);
     return { items: badRequestOnRange(() => sandbox.controlsOf(id, { includeDeleted })) };
   });

@@ -201,7 +201,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   };
 
   registerApiRoutes(app, ctx);
-  registerAdminRoutes(app, sandbox);
+  registerAdminRoutes(app, sandbox, (id) => ctx.store.get(id) !== undefined);
   if (options.identities) {
     sandbox.seedIdentities(syntheticSeedRows(options.identities, seed) as Iterable<SeedIdentity>);
   }
