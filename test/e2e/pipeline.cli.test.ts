@@ -1,0 +1,197 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { sql } from "kysely";
+import { startSandbox } from "../../src/sandbox/index.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { prng, uuidFrom } from "../../src/synthetic.ts";
+import { runCli } from "../helpers/cli.ts";
+import { backends, type TestTarget } from "../helpers/db.ts";
+
+const rand = prng(4242);
+const id = () => uuidFrom(rand);
+const ids = Object.fromEntries("ABCDEFGHIJKLMNOQ".split("").map((k) => [k, id()])) as Record<
+  string,
+  string
+>;
+
+/** [key, user_disabled, admin_disabled] rows of the crafted source relation. */
+const SOURCE: [string, boolean | null, boolean][] = [
+  ["A", true, false], // no control → missing_client_control
+  ["B", true, false], // CLIENT SELL_ONLY → in_sync
+  ["C", false, true], // nothing → missing_service_control
+  ["D", false, true], // SERVICE SELL_ONLY → in_sync
+  ["E", false, false], // CLIENT SELL_ONLY overridable → unexpected_client_control (prunable)
+  ["F", false, false], // SERVICE SELL_ONLY → unexpected_service_control
+  ["G", true, false], // CLIENT SELL_ONLY not overridable → attribute_mismatch
+  ["H", true, false], // set_by WEIRD → attribute_mismatch
+  ["I", true, false], // unknown to the platform → identity_not_found
+  ["K", null, false], // NULL flag → invalid_source_row
+  ["L", true, false], // SET_BY_CLIENT spelling → in_sync
+  ["M", true, false], // only FROZEN → missing_client_control, FROZEN shown
+  ["N", true, false], // deleted CLIENT SELL_ONLY → missing_client_control
+  ["O", true, false], // two CLIENT SELL_ONLY → in_sync + unexpected_client_control
+  ["Q", false, false], // CLIENT SELL_ONLY not overridable → unexpected_client_control (not prunable)
+];
+
+function craftPlatform(sandbox: Sandbox): void {
+  const onPlatform = SOURCE.filter(([k]) => k !== "I" && k !== "K").map(([k, u, a]) => ({
+    id: ids[k]!,
+    user_disabled: Boolean(u),
+    admin_disabled: a,
+  }));
+  onPlatform.push({ id: ids.J!, user_disabled: true, admin_disabled: false });
+  sandbox.seedIdentities(onPlatform, { migratedFraction: 0, driftFraction: 0 });
+  const add = (
+    k: string,
+    set_by: string,
+    is_overridable: boolean,
+    type = "SELL_ONLY",
+    deleted = false,
+  ) => sandbox.addControl(ids[k]!, { type, set_by, is_overridable, deleted });
+  add("B", "CLIENT", true);
+  add("D", "SERVICE", false);
+  add("E", "CLIENT", true);
+  add("F", "SERVICE", false);
+  add("G", "CLIENT", false);
+  add("H", "WEIRD", true);
+  add("J", "CLIENT", true); // J has no source row → unknown_to_source
+  add("L", "SET_BY_CLIENT", true);
+  add("M", "SERVICE", false, "FROZEN");
+  add("N", "CLIENT", true, "SELL_ONLY", true);
+  add("O", "CLIENT", true);
+  add("O", "CLIENT", true);
+  add("Q", "CLIENT", false);
+}
+
+const EXPECTED_FINDINGS = {
+  in_sync: 4,
+  missing_client_control: 3,
+  missing_service_control: 1,
+  unexpected_client_control: 3,
+  unexpected_service_control: 1,
+  attribute_mismatch: 2,
+  identity_not_found: 1,
+  unknown_to_source: 1,
+  invalid_source_row: 1,
+  read_failed: 0,
+};
+
+const writes = (s: Sandbox) => {
+  const w = s.stats().writes;
+  return w.creates + w.deletes;
+};
+
+for (const backend of backends) {
+  describe(`plan, apply and reconcile through the CLI on ${backend.name}`, () => {
+    let sandbox: Sandbox;
+    let target: TestTarget;
+    let env: Record<string, string>;
+    const out = mkdtempSync(join(tmpdir(), "cm-e2e-"));
+    const cli = (args: string[]) => runCli([...args, ...target.args, "--no-progress"], env);
+
+    before(async () => {
+      sandbox = await startSandbox({ port: 0, rateLimitRps: 0, tokenRateLimitRps: 0 });
+      craftPlatform(sandbox);
+      target = await backend.target();
+      const h = await target.open({ migrate: false });
+      await sql`create table identities (id text, user_disabled boolean, admin_disabled boolean)`.execute(
+        h.db,
+      );
+      for (const [k, u, a] of SOURCE) {
+        await sql`insert into identities values (${ids[k]!}, ${u}, ${a})`.execute(h.db);
+      }
+      await h.close();
+      env = {
+        API_BASE_URL: sandbox.apiUrl,
+        OAUTH_TOKEN_URL: sandbox.tokenUrl,
+        OAUTH_CLIENT_ID: sandbox.credentials.clientId,
+        OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret,
+      };
+    });
+
+    after(async () => {
+      await sandbox.close();
+      await target.drop();
+    });
+
+    it("plan reports every finding category with the expected counts and makes zero write calls", async () => {
+      const r = await cli(["plan", "--state", "bulk", "--json", "--out", join(out, "plan")]);
+      assert.equal(r.code, 2, r.stderr);
+      const summary = JSON.parse(r.stdout);
+      assert.deepEqual(summary.findings, EXPECTED_FINDINGS);
+      assert.equal(writes(sandbox), 0);
+      const csv = readFileSync(join(out, "plan", "diff.csv"), "utf8");
+      assert.match(csv, new RegExp(`${ids.M},true,false,missing_client_control,.*FROZEN:SERVICE`));
+    });
+
+    it("apply refuses without --yes when there is no terminal, and writes nothing", async () => {
+      const r = await cli(["apply"]);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /--yes/);
+      assert.equal(writes(sandbox), 0);
+    });
+
+    it("apply creates exactly the missing client controls, never a FROZEN one", async () => {
+      const r = await cli(["apply", "--yes", "--json", "--out", join(out, "apply")]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(JSON.parse(r.stdout).outcomes["succeeded:created"], 3);
+      for (const k of ["A", "M", "N"]) {
+        const active = sandbox.controlsOf(ids[k]!).filter((c) => c.type === "SELL_ONLY");
+        assert.equal(active.length, 1, `identity ${k}`);
+        assert.equal(active[0]?.set_by, "CLIENT");
+      }
+      assert.equal(sandbox.stats().writes.creates, 3);
+      const frozen = sandbox.controlsOf(ids.M!).filter((c) => c.type === "FROZEN");
+      assert.equal(frozen.length, 1);
+    });
+
+    it("a reconcile right after apply makes zero write calls and states what changed", async () => {
+      const before = writes(sandbox);
+      const r = await cli(["reconcile", "--yes", "--json", "--out", join(out, "rec1")]);
+      assert.equal(r.code, 2, r.stderr); // report-only findings remain
+      const s = JSON.parse(r.stdout);
+      assert.equal(writes(sandbox), before);
+      assert.equal(s.findings.missing_client_control, 0);
+      assert.ok(s.changes);
+    });
+
+    it("reconcile --prune deletes only overridable client SELL_ONLY controls", async () => {
+      const r = await cli(["reconcile", "--yes", "--prune", "--json", "--out", join(out, "rec2")]);
+      assert.equal(r.code, 2, r.stderr);
+      const active = (k: string) =>
+        sandbox.controlsOf(ids[k]!).filter((c) => c.type === "SELL_ONLY");
+      assert.equal(active("E").length, 0, "unexpected overridable client control is pruned");
+      assert.equal(active("O").length, 1, "the duplicate is pruned, the original kept");
+      assert.equal(active("Q").length, 1, "non-overridable client control is kept");
+      assert.equal(active("F").length, 1, "service control is kept");
+      assert.equal(active("D").length, 1, "service control is kept");
+      assert.equal(sandbox.stats().writes.deletes, 2);
+    });
+
+    it("the client secret and tokens appear in no report, log or journal row", async () => {
+      const r = await cli(["runs", "--json"]);
+      assert.equal(r.code, 0);
+      const secret = sandbox.credentials.clientSecret;
+      const files = readdirSync(out, { recursive: true, withFileTypes: true })
+        .filter((d) => d.isFile())
+        .map((d) => readFileSync(join(d.parentPath, d.name), "utf8"));
+      const h = await target.open();
+      const journal = await sql`select row_to_json(t)::text as j from controls_migration.actions t
+                                union all select row_to_json(r)::text from controls_migration.runs r`.execute(
+        h.db,
+      );
+      await h.close();
+      const haystack = [
+        r.stdout,
+        r.stderr,
+        ...files,
+        ...journal.rows.map((x) => (x as { j: string }).j),
+      ].join("\n");
+      assert.ok(haystack.length > 1000);
+      assert.ok(!haystack.includes(secret), "secret leaked");
+    });
+  });
+}
