@@ -1,0 +1,145 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { loadSourceConfig } from "../../src/config.ts";
+import { seedSource } from "../../src/db/seed.ts";
+import { syntheticIdentities } from "../../src/synthetic.ts";
+import { backends } from "../helpers/db.ts";
+import { runCli, type SandboxInfo, spawnSandbox } from "../helpers/sandbox-process.ts";
+
+async function basicToken(info: SandboxInfo): Promise<string> {
+  const res = await fetch(info.token_url, {
+    method: "POST",
+    headers: {
+      authorization: `Basic ${Buffer.from(`${info.client_id}:${info.client_secret}`).toString("base64")}`,
+    },
+    body: new URLSearchParams({ grant_type: "client_credentials" }),
+  });
+  assert.equal(res.status, 200);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+describe("controls-migrate sandbox (the CLI command)", () => {
+  it("starts with 10,000 identities, prints one JSON line, answers a token request and a controls listing, and stops on SIGTERM with exit 0", async () => {
+    const proc = await spawnSandbox(["--port", "0", "--identities", "10000"]);
+    try {
+      const { info } = proc;
+      assert.match(info.api_url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.equal(info.token_url, `${info.api_url}/oauth2/token`);
+      assert.equal(info.admin_url, `${info.api_url}/__sandbox`);
+      assert.equal(proc.stdout().trim().split("\n").length, 1, "exactly one line on stdout");
+      assert.ok(!proc.stderr().includes(info.client_secret), "secrets are not logged");
+
+      const token = await basicToken(info);
+      const auth = { authorization: `Bearer ${token}` };
+      const page = (await (
+        await fetch(`${info.api_url}/v2/identity/identities?limit=1000`, { headers: auth })
+      ).json()) as { items: { id: string; status_details: { active_controls: unknown[] } }[] };
+      const withControls = page.items.find((i) => i.status_details.active_controls.length > 0);
+      assert.ok(withControls, "some identities start migrated");
+      const list = await fetch(
+        `${info.api_url}/v2/identity/controls?identity_id=${withControls.id}`,
+        { headers: auth },
+      );
+      assert.equal(list.status, 200);
+      const body = (await list.json()) as { items: unknown[]; next_page_cursor: string };
+      assert.deepEqual(body.items, withControls.status_details.active_controls);
+      const stats = (await (await fetch(`${info.admin_url}/stats`)).json()) as {
+        identities: number;
+      };
+      assert.equal(stats.identities, 10_000);
+    } finally {
+      assert.equal(await proc.stop("SIGTERM"), 0);
+    }
+  });
+
+  it("stops on SIGINT with exit 0 and says so on stderr", async () => {
+    const proc = await spawnSandbox(["--port", "0", "--rate-limit", "0"]);
+    assert.equal(await proc.stop("SIGINT"), 0);
+    assert.match(proc.stderr(), /sandbox stopped/);
+  });
+
+  it("refuses a bad flag with a message naming it on stderr, nothing on stdout, and exit 1", async () => {
+    // Every flag rule is covered in-process by sandbox.cli-options.test.ts; these two show the wiring.
+    const cases: [string[], RegExp][] = [
+      [["--port", "0", "--fail-rate", "2"], /--fail-rate must be between 0 and 1, got 2/],
+      [["--host", "0.0.0.0"], /--host 0\.0\.0\.0 is not a loopback address.*--allow-remote/],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => runCli(["sandbox", ...args])));
+    runs.forEach((run, i) => {
+      const [args, message] = cases[i]!;
+      assert.equal(run.code, 1, `${args.join(" ")} exits 1`);
+      assert.match(run.stderr, message);
+      assert.equal(run.stdout, "");
+    });
+  });
+
+  it("explains itself with --help, flags and examples included", async () => {
+    const run = await runCli(["sandbox", "--help"]);
+    assert.equal(run.code, 0);
+    for (const flag of [
+      "--port",
+      "--identities",
+      "--from-db",
+      "--drift-fraction",
+      "--hang-rate",
+      "--allow-remote",
+    ]) {
+      assert.ok(run.stdout.includes(flag), `--help mentions ${flag}`);
+    }
+    assert.match(run.stdout, /Examples:/);
+  });
+
+  it("seeds the valid identities of the source relation with --from-db", async () => {
+    const target = await backends[0]!.target();
+    try {
+      const handle = await target.open();
+      let nonUuid = 0;
+      try {
+        const seeded = await seedSource(handle.db, loadSourceConfig({}), {
+          identities: 300,
+          seed: 8,
+          withAnomalies: true,
+        });
+        // Non-UUID ids are only a warning under the default --non-uuid-ids warn: still served.
+        nonUuid = seeded.anomalies.non_uuid_id ?? 0;
+        assert.ok(Object.keys(seeded.anomalies).length > 1);
+      } finally {
+        await handle.close();
+      }
+      const proc = await spawnSandbox([
+        "--port",
+        "0",
+        "--from-db",
+        "--migrated-fraction",
+        "1",
+        ...target.args,
+      ]);
+      try {
+        const stats = (await (await fetch(`${proc.info.admin_url}/stats`)).json()) as {
+          identities: number;
+          controls: { active: number };
+        };
+        const expected = [...syntheticIdentities(300, 8)];
+        assert.equal(
+          stats.identities,
+          300 + nonUuid,
+          "rejected rows (null, duplicate...) left out",
+        );
+        const flags = expected.reduce(
+          (n, r) => n + Number(r.user_disabled) + Number(r.admin_disabled),
+          0,
+        );
+        assert.equal(stats.controls.active, flags + nonUuid, "every flagged identity migrated");
+        assert.match(proc.stderr(), /skipped_anomalous_rows/);
+        for (const r of expected.slice(0, 20)) {
+          const res = await fetch(`${proc.info.admin_url}/identities/${r.id}/controls`);
+          assert.equal(res.status, 200, `identity ${r.id} was seeded`);
+        }
+      } finally {
+        assert.equal(await proc.stop(), 0);
+      }
+    } finally {
+      await target.drop();
+    }
+  });
+});
