@@ -78,18 +78,53 @@ export async function finishRun(
     .execute();
 }
 
-/** Writer runs (apply/reconcile) still marked running: crashed ones, once we hold the run lock. */
-export async function unfinishedWriterRuns(
-  db: Kysely<Database>,
-  exceptId?: string,
-): Promise<Run[]> {
-  let q = db
+/**
+ * Writer runs (apply/reconcile) that did not complete and still have actions that are not final:
+ * what a crash, a cancel or a failure left to resume. Call it while holding the writer lock.
+ */
+export async function unfinishedWriterRuns(db: Kysely<Database>): Promise<Run[]> {
+  return db
     .selectFrom(T)
     .selectAll()
+    .where("status", "in", ["running", "interrupted", "failed"])
+    .where("mode", "in", ["apply", "reconcile"])
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom("controls_migration.actions as a")
+          .select(sql`1`.as("one"))
+          .whereRef("a.run_id", "=", `${T}.id`)
+          .where("a.status", "in", ["pending", "in_flight", "ambiguous"]),
+      ),
+    )
+    .orderBy("started_at")
+    .execute();
+}
+
+/** Runs still marked running although no process runs them (we hold the lock): mark them interrupted. */
+export async function markStaleRunsInterrupted(
+  db: Kysely<Database>,
+  exceptId?: string,
+): Promise<number> {
+  let q = db
+    .updateTable(T)
+    .set({ status: "interrupted", finished_at: new Date() })
     .where("status", "=", "running")
     .where("mode", "in", ["apply", "reconcile"]);
   if (exceptId) q = q.where("id", "<>", exceptId);
-  return q.orderBy("started_at").execute();
+  const r = await q.executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+export async function saveRunCounts(
+  db: Kysely<Database>,
+  id: string,
+  counts: Record<string, number>,
+): Promise<void> {
+  await db
+    .updateTable(T)
+    .set({ counts: JSON.stringify(counts) })
+    .where("id", "=", id)
+    .execute();
 }
 
 export async function markRunsInterrupted(db: Kysely<Database>, ids: string[]): Promise<void> {

@@ -16,8 +16,10 @@ import {
   insertRun,
   latestRunningWriter,
   markRunsInterrupted,
+  markStaleRunsInterrupted,
   newRunId,
   previousCompletedRun,
+  saveRunCounts,
   touchRun,
   unfinishedWriterRuns,
 } from "../db/run-queries.ts";
@@ -153,6 +155,7 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
   // Writers first settle what a crashed writer left behind.
   if (options.mode !== "plan") {
     const unfinished = (await unfinishedWriterRuns(db)).filter((r) => r.id !== options.resumeRunId);
+    await markStaleRunsInterrupted(db, options.resumeRunId);
     if (unfinished.length > 0 && options.mode === "apply") {
       const r = unfinished[unfinished.length - 1]!;
       const left = await countNotFinal(db, r.id);
@@ -186,13 +189,13 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
     if (run.status === "completed")
       throw new UserError(`--resume ${run.id}: the run already completed; nothing to resume.`);
     runId = run.id;
-    const prior = (run.summary ?? {}) as Partial<RunSummary>;
+    const prior = (run.counts ?? {}) as Record<string, number>;
     sourceCounts = {
-      rowsRead: prior.source?.rows_read ?? 0,
-      candidates: prior.source?.candidates ?? 0,
-      anomalies: prior.source?.anomalies ?? 0,
+      rowsRead: prior.source_rows_read ?? 0,
+      candidates: prior.source_candidates ?? 0,
+      anomalies: prior.source_anomalies ?? 0,
     };
-    strategy = prior.strategy ?? null;
+    strategy = (run.summary as Partial<RunSummary> | null)?.strategy ?? null;
     await claimRun(db, runId);
     logger.info(`Resuming run ${runId}`);
     const settled = await resolveInDoubt(execCtx(runId));
@@ -238,6 +241,11 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
           ? bulkSnapshot(snapCtx, sourceCounts.rowsRead)
           : perIdentitySnapshot(snapCtx));
       }
+      await saveRunCounts(db, runId, {
+        source_rows_read: sourceCounts.rowsRead,
+        source_candidates: sourceCounts.candidates,
+        source_anomalies: sourceCounts.anomalies,
+      });
       await computeFindings(db, runId, {
         journalCreates: options.mode !== "plan",
         journalDeletes: options.mode === "reconcile" && options.prune,
@@ -406,6 +414,13 @@ async function finish(
     reportDir(runId, options.out),
     options.all,
   );
-  await finishRun(db, runId, { status, exitCode, counts: { ...findings, ...outcomes }, summary });
+  const counts = {
+    ...findings,
+    ...outcomes,
+    source_rows_read: source.rowsRead,
+    source_candidates: source.candidates,
+    source_anomalies: source.anomalies,
+  };
+  await finishRun(db, runId, { status, exitCode, counts, summary });
   return { summary, exitCode };
 }
