@@ -112,8 +112,9 @@ export class HttpClient {
         throw this.#cancelled(key, spec.method, false, attempts);
       }
       // The slot is taken after the penalty wait, so a penalised endpoint never holds slots
-      // that other endpoints could use; the bucket wait is inside it, so the send instant is
-      // the reserved instant (waiting for a slot after the bucket would let sends bunch up).
+      // that other endpoints could use (a penalty starting meanwhile releases the bucket's
+      // waiters). The bucket wait is inside the slot, so a grant is followed by the send at
+      // once; granting first and then queueing for a slot would let sends bunch up.
       const outcome = await this.#limit(async () => {
         if (signal.aborted) return CANCELLED;
         try {

@@ -17,8 +17,9 @@ export interface RateBudgetOptions {
  * The burst we allow: a tenth of a second's worth, at least one request. The platform averages over
  * five minutes, so a burst of rate/10 adds at most 0.1 s worth of requests to any window (40 rps:
  * 12,004 requests per 5 minutes against the 15,000 allowed). It is still enough that workers which
- * wake together are not spaced out by artificial gaps, and, because buckets start with one token,
- * a burst exists only after an idle spell, never on top of a sustained stream.
+ * wake together are not spaced out by artificial gaps. Buckets start with one token, so a burst
+ * exists only after an idle spell, and the bucket's one-second cap keeps even that burst inside
+ * `rate` requests per second.
  */
 export function defaultBurst(rate: number): number {
   return Math.max(1, Math.floor(rate / 10));
@@ -36,8 +37,6 @@ interface EndpointBudget {
   readonly bucket: TokenBucket;
   pausedUntil: number;
   penalties: number;
-  /** Bumped on every penalty so waiters holding a pre-penalty reservation re-queue. */
-  generation: number;
 }
 
 /**
@@ -72,7 +71,6 @@ export class RateBudget {
         }),
         pausedUntil: 0,
         penalties: 0,
-        generation: 0,
       };
       this.#endpoints.set(key, ep);
     }
@@ -95,9 +93,8 @@ export class RateBudget {
   async take(key: string, signal?: AbortSignal): Promise<boolean> {
     const ep = this.#get(key);
     if (ep.pausedUntil > this.#now()) return false;
-    const generation = ep.generation;
-    await ep.bucket.take(signal);
-    return ep.generation === generation && ep.pausedUntil <= this.#now();
+    const granted = await ep.bucket.take(signal);
+    return granted && ep.pausedUntil <= this.#now();
   }
 
   /**
@@ -110,7 +107,6 @@ export class RateBudget {
     const seconds = retryAfterS ?? this.#options.penaltyS;
     const until = now + seconds * 1000;
     const running = ep.pausedUntil > now;
-    ep.generation += 1;
     if (until > ep.pausedUntil) ep.pausedUntil = until;
     const before = ep.bucket.rate;
     const after = Math.max(Math.min(1, before), before * 0.5);

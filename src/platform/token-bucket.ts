@@ -1,5 +1,3 @@
-import { sleep } from "./backoff.ts";
-
 export interface TokenBucketOptions {
   /** Sustained rate, tokens per second. */
   readonly rate: number;
@@ -7,30 +5,48 @@ export interface TokenBucketOptions {
   readonly burst: number;
   /**
    * Tokens available at creation. Defaults to 1 rather than `burst`: a run starts at the sustained
-   * rate, so its first second never exceeds `rate + 1` even against a one-second window.
+   * rate instead of with a burst on top of it.
    */
   readonly initialTokens?: number;
   readonly now?: () => number;
 }
 
+interface Waiter {
+  readonly resolve: (granted: boolean) => void;
+  readonly reject: (reason: unknown) => void;
+  readonly signal: AbortSignal | undefined;
+  readonly onAbort: () => void;
+}
+
 /**
- * A token bucket written as GCRA (the "virtual scheduling" form): one number, the theoretical
- * arrival time, instead of a token count and a refill timer. Each caller *reserves* the next
- * free instant and sleeps until then, so waiters are served in order and never wake together.
+ * A token bucket decided at the moment of sending, plus a one-second cap.
  *
- * Guarantee: in any interval of length T, at most `burst + rate·T` reservations fall inside it.
+ * The bucket is GCRA (one number, the theoretical arrival time): at most `burst + rate·T`
+ * grants in any interval T. Grants are decided when they happen, not reserved ahead, so an event
+ * loop stall cannot pile up overdue reservations that then all go out together. The cap keeps at
+ * most ⌊rate⌋ grants in any sliding second, so even a catch-up burst after a stall or an idle spell
+ * never lifts a one-second average above the rate: the platform averages over five minutes, but
+ * the budget then holds for any window of a second or more.
+ *
+ * Waiters are served first come, first served by a single timer.
  *
  * @example
  *   const bucket = new TokenBucket({ rate: 40, burst: 4 });
- *   await bucket.take(signal); // then send
+ *   if (await bucket.take(signal)) send(); // false: interrupted by a penalty, go wait
  */
 export class TokenBucket {
   #intervalMs: number;
   #toleranceMs: number;
   #tat: number;
   #rate: number;
+  #pausedUntil = 0;
+  /** Times of the last ⌊rate⌋ grants (a ring), for the one-second cap. */
+  #recent: number[];
+  #recentHead = 0;
   readonly #burst: number;
   readonly #now: () => number;
+  readonly #queue: Waiter[] = [];
+  #timer: NodeJS.Timeout | undefined;
 
   constructor(options: TokenBucketOptions) {
     if (!(options.rate > 0)) throw new RangeError(`rate must be > 0, got ${options.rate}`);
@@ -39,6 +55,7 @@ export class TokenBucket {
     this.#rate = options.rate;
     this.#intervalMs = 1000 / options.rate;
     this.#toleranceMs = (this.#burst - 1) * this.#intervalMs;
+    this.#recent = new Array(Math.max(1, Math.floor(options.rate))).fill(-Infinity);
     const initial = Math.min(this.#burst, Math.max(1, options.initialTokens ?? 1));
     // A full bucket has tat = now; each missing token pushes tat one interval later.
     this.#tat = this.#now() + (this.#burst - initial) * this.#intervalMs;
@@ -52,19 +69,45 @@ export class TokenBucket {
     return this.#burst;
   }
 
-  /** Claims the next free instant and returns how long to wait for it (0 = send now). */
-  reserve(): number {
-    const now = this.#now();
-    const at = Math.max(now, this.#tat - this.#toleranceMs);
-    this.#tat = Math.max(this.#tat, at) + this.#intervalMs;
-    return at - now;
+  /** The earliest instant a grant is possible (≤ now means at once). */
+  nextAt(): number {
+    const oldest = this.#recent[this.#recentHead] as number;
+    return Math.max(this.#tat - this.#toleranceMs, this.#pausedUntil, oldest + 1000);
   }
 
-  /** Waits for a reservation; rejects with the signal's reason if it aborts first. */
-  async take(signal?: AbortSignal): Promise<void> {
-    const wait = this.reserve();
-    if (wait > 0) await sleep(wait, signal);
-    else if (signal?.aborted) throw signal.reason;
+  /** Grants a token now if one is due; never waits. */
+  tryTake(): boolean {
+    const now = this.#now();
+    if (now < this.nextAt()) return false;
+    this.#tat = Math.max(this.#tat, now) + this.#intervalMs;
+    this.#recent[this.#recentHead] = now;
+    this.#recentHead = (this.#recentHead + 1) % this.#recent.length;
+    return true;
+  }
+
+  /**
+   * Waits for a token, in arrival order. Resolves false if {@link pauseUntil} interrupts the wait;
+   * rejects with the signal's reason if it aborts first.
+   */
+  take(signal?: AbortSignal): Promise<boolean> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.#queue.length === 0 && this.tryTake()) return Promise.resolve(true);
+    return new Promise<boolean>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        signal,
+        onAbort: () => {
+          const i = this.#queue.indexOf(waiter);
+          if (i >= 0) this.#queue.splice(i, 1);
+          reject(signal?.reason);
+          this.#schedule();
+        },
+      };
+      signal?.addEventListener("abort", waiter.onAbort, { once: true });
+      this.#queue.push(waiter);
+      this.#schedule();
+    });
   }
 
   /** Changes the sustained rate from now on; the burst (in tokens) stays. */
@@ -73,13 +116,48 @@ export class TokenBucket {
     this.#rate = rate;
     this.#intervalMs = 1000 / rate;
     this.#toleranceMs = (this.#burst - 1) * this.#intervalMs;
+    const size = Math.max(1, Math.floor(rate));
+    if (size !== this.#recent.length) {
+      // Keep the most recent grants, newest last, so the cap stays honest across the change.
+      const ordered = [
+        ...this.#recent.slice(this.#recentHead),
+        ...this.#recent.slice(0, this.#recentHead),
+      ];
+      const kept = ordered.slice(-size);
+      this.#recent = [...new Array(size - kept.length).fill(-Infinity), ...kept];
+      this.#recentHead = 0;
+    }
   }
 
   /**
-   * Grants nothing before `until`, and then only one token: resuming after a penalty at the
-   * sustained rate, never with a burst.
+   * Grants nothing before `until`, and then one token at a time (no burst). Current waiters are
+   * released with `false` so they can give back whatever they hold while the pause lasts.
    */
   pauseUntil(until: number): void {
-    this.#tat = Math.max(this.#tat, until + this.#toleranceMs);
+    this.#pausedUntil = Math.max(this.#pausedUntil, until);
+    this.#tat = Math.max(this.#tat, this.#pausedUntil + this.#toleranceMs);
+    for (const w of this.#queue.splice(0)) {
+      w.signal?.removeEventListener("abort", w.onAbort);
+      w.resolve(false);
+    }
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#queue.length === 0) return;
+    const wait = Math.max(0, this.nextAt() - this.#now());
+    this.#timer = setTimeout(() => this.#pump(), Math.ceil(wait));
+  }
+
+  #pump(): void {
+    this.#timer = undefined;
+    while (this.#queue.length > 0 && this.tryTake()) {
+      const w = this.#queue.shift() as Waiter;
+      w.signal?.removeEventListener("abort", w.onAbort);
+      w.resolve(true);
+    }
+    this.#schedule();
   }
 }

@@ -4,53 +4,67 @@ import { TokenBucket } from "../../src/platform/token-bucket.ts";
 
 function clock(start = 1_000_000) {
   let t = start;
-  return { now: () => t, advance: (ms: number) => (t += ms) };
+  return { now: () => t, advance: (ms: number) => (t += ms), set: (v: number) => (t = v) };
+}
+
+/** Grants every request as early as the bucket allows; returns the grant times. */
+function drain(b: TokenBucket, c: ReturnType<typeof clock>, n: number): number[] {
+  const times: number[] = [];
+  while (times.length < n) {
+    if (b.tryTake()) times.push(c.now());
+    else c.set(Math.max(c.now(), b.nextAt()));
+  }
+  return times;
 }
 
 describe("TokenBucket", () => {
   it("starts with one token, so a run begins at the sustained rate", () => {
     const c = clock();
     const b = new TokenBucket({ rate: 10, burst: 5, now: c.now });
-    assert.equal(b.reserve(), 0);
-    assert.equal(b.reserve(), 100);
-    assert.equal(b.reserve(), 200);
+    const t0 = c.now();
+    assert.deepEqual(
+      drain(b, c, 3).map((t) => t - t0),
+      [0, 100, 200],
+    );
   });
 
   it("allows a burst of `burst` requests after an idle spell, then spaces them by 1/rate", () => {
     const c = clock();
     const b = new TokenBucket({ rate: 10, burst: 4, now: c.now });
-    b.reserve();
+    b.tryTake();
     c.advance(10_000);
-    const waits = Array.from({ length: 6 }, () => b.reserve());
-    assert.deepEqual(waits, [0, 0, 0, 0, 100, 200]);
+    const t0 = c.now();
+    assert.deepEqual(
+      drain(b, c, 6).map((t) => t - t0),
+      [0, 0, 0, 0, 100, 200],
+    );
   });
 
-  it("never lets more than burst + rate·T reservations fall in any interval of length T", () => {
+  it("never grants more than burst + rate·T in any interval T, nor more than ⌊rate⌋ in any second", () => {
     const c = clock();
     const rate = 40;
     const burst = 4;
     const b = new TokenBucket({ rate, burst, now: c.now });
-    const sends: number[] = [];
-    // Irregular demand: idle spells, then floods of callers arriving together.
+    const grants: number[] = [];
     let seed = 7;
     const rand = () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
       return seed / 2 ** 31;
     };
-    for (let round = 0; round < 300; round++) {
-      const callers = Math.floor(rand() * 12);
-      for (let i = 0; i < callers; i++) sends.push(c.now() + b.reserve());
-      c.advance(rand() < 0.2 ? 2000 * rand() : 50 * rand());
+    // Irregular demand: floods, idle spells and "stalls" (time jumps while callers wait).
+    for (let round = 0; round < 2000; round++) {
+      const callers = Math.floor(rand() * 6);
+      for (let i = 0; i < callers; i++) if (b.tryTake()) grants.push(c.now());
+      c.advance(rand() < 0.05 ? 1500 * rand() : 30 * rand());
     }
-    sends.sort((x, y) => x - y);
-    for (const T of [100, 1000, 5000]) {
+    assert.ok(grants.length > 1000);
+    for (const T of [100, 250, 1000, 5000]) {
       let j = 0;
-      for (let i = 0; i < sends.length; i++) {
-        while ((sends[i] as number) - (sends[j] as number) >= T) j++;
-        assert.ok(
-          i - j + 1 <= burst + (rate * T) / 1000 + 1e-9,
-          `window ${T} ms held ${i - j + 1}`,
-        );
+      for (let i = 0; i < grants.length; i++) {
+        while ((grants[i] as number) - (grants[j] as number) >= T) j++;
+        const n = i - j + 1;
+        assert.ok(n <= burst + (rate * T) / 1000, `interval ${T} ms held ${n}`);
+        if (T === 1000) assert.ok(n <= rate, `a second held ${n}`);
       }
     }
   });
@@ -59,32 +73,51 @@ describe("TokenBucket", () => {
     const c = clock();
     const b = new TokenBucket({ rate: 10, burst: 5, now: c.now });
     c.advance(5000);
-    b.pauseUntil(c.now() + 2000);
-    assert.equal(b.reserve(), 2000);
-    assert.equal(b.reserve(), 2100);
+    const until = c.now() + 2000;
+    b.pauseUntil(until);
+    assert.equal(b.tryTake(), false);
+    assert.equal(b.nextAt(), until);
+    assert.deepEqual(
+      drain(b, c, 2).map((t) => t - until),
+      [0, 100],
+    );
   });
 
-  it("applies a lowered rate to later reservations", () => {
+  it("applies a lowered rate to later grants", () => {
     const c = clock();
     const b = new TokenBucket({ rate: 10, burst: 1, now: c.now });
-    b.reserve();
+    b.tryTake();
     b.setRate(2);
     assert.equal(b.rate, 2);
-    // The slot already promised at the old rate stands; the gaps after it are the new ones.
-    assert.equal(b.reserve(), 100);
-    assert.equal(b.reserve(), 600);
+    const t0 = c.now();
+    // The next slot was already due at the old rate. After it, the one-second cap (2 grants in
+    // any second, counting the one at t0) and then the new 500 ms spacing apply.
+    assert.deepEqual(
+      drain(b, c, 4).map((t) => t - t0),
+      [100, 1000, 1500, 2000],
+    );
   });
 
   it("rejects a non-positive rate instead of dividing by zero", () => {
     assert.throws(() => new TokenBucket({ rate: 0, burst: 1 }), RangeError);
   });
 
-  it("take rejects with the signal's reason when cancelled while waiting", async () => {
-    const b = new TokenBucket({ rate: 0.1, burst: 1 });
-    await b.take();
+  it("serves waiters in arrival order", async () => {
+    const b = new TokenBucket({ rate: 200, burst: 1 });
+    const order: number[] = [];
+    await Promise.all([0, 1, 2, 3, 4].map((i) => b.take().then(() => order.push(i))));
+    assert.deepEqual(order, [0, 1, 2, 3, 4]);
+  });
+
+  it("releases its waiters with false when a pause begins, and rejects a cancelled waiter", async () => {
+    const b = new TokenBucket({ rate: 0.5, burst: 1 });
+    assert.equal(await b.take(), true);
     const ac = new AbortController();
-    const waiting = b.take(ac.signal);
+    const cancelled = b.take(ac.signal);
+    const paused = b.take();
     ac.abort(new Error("stop"));
-    await assert.rejects(waiting, /stop/);
+    await assert.rejects(cancelled, /stop/);
+    b.pauseUntil(Date.now() + 60_000);
+    assert.equal(await paused, false);
   });
 });
