@@ -105,12 +105,13 @@ export class HttpClient {
     let hadAmbiguous = false;
     for (;;) {
       if (signal.aborted) throw this.#cancelled(key, spec.method, false, attempts);
-      const token = await tokens.get(signal);
       try {
         await budget.waitOpen(spec.template, signal);
       } catch {
         throw this.#cancelled(key, spec.method, false, attempts);
       }
+      // After the penalty wait: a token fetched before a five-minute pause could be stale.
+      const token = await tokens.get(signal);
       // The slot is taken after the penalty wait, so a penalised endpoint never holds slots
       // that other endpoints could use (a penalty starting meanwhile releases the bucket's
       // waiters). The bucket wait is inside the slot, so a grant is followed by the send at
