@@ -101,6 +101,8 @@ export class HttpClient {
     const url = buildUrl(config.apiUrl, spec);
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     let attempts = 0;
+    // Only failures spend the retry budget; a 429 or a 401 replay is not the request failing.
+    let failures = 0;
     let replayed = false;
     let hadAmbiguous = false;
     for (;;) {
@@ -172,15 +174,16 @@ export class HttpClient {
       const again =
         error.classification === "retryable" ||
         (error.classification === "ambiguous" && spec.retryAmbiguous === true);
-      if (!again || attempts >= config.maxAttempts) {
+      failures += 1;
+      if (!again || failures >= config.maxAttempts) {
         throw error.with({ attempts, afterAmbiguousAttempt: hadAmbiguous });
       }
       m.retries += 1;
-      const delay = backoffDelayMs(attempts, {
+      const delay = backoffDelayMs(failures, {
         baseMs: config.retryBaseMs,
         capMs: config.retryCapMs,
       });
-      this.#d.logger.debug(`${error.message}; retry ${attempts} in ${delay} ms`);
+      this.#d.logger.debug(`${error.message}; retry ${failures} in ${delay} ms`);
       try {
         await sleep(delay, signal);
       } catch {

@@ -54,6 +54,8 @@ export class TokenManager {
   readonly #endpoint: string;
   #token: CachedToken | undefined;
   #refresh: Promise<string> | undefined;
+  /** A refusal that asking again cannot fix (bad credentials, scope); every later call gets it. */
+  #fatal: PlatformError | undefined;
 
   constructor(options: TokenManagerOptions) {
     this.#o = options;
@@ -65,10 +67,22 @@ export class TokenManager {
   async get(signal?: AbortSignal): Promise<string> {
     const t = this.#token;
     if (t && Date.now() < t.refreshAt) return t.value;
+    if (this.#fatal) throw this.#fatal;
     if (!this.#refresh) {
-      this.#refresh = this.#fetch().finally(() => {
-        this.#refresh = undefined;
-      });
+      this.#refresh = this.#fetch()
+        .catch((err: unknown) => {
+          // Thousands of queued requests must not each ask the token endpoint again.
+          if (
+            err instanceof PlatformError &&
+            err.classification === "fatal" &&
+            err.kind !== "cancelled"
+          )
+            this.#fatal = err;
+          throw err;
+        })
+        .finally(() => {
+          this.#refresh = undefined;
+        });
     }
     return signal ? raceAbort(this.#refresh, signal, this.#endpoint) : this.#refresh;
   }

@@ -123,8 +123,14 @@ describe("token manager against the sandbox", () => {
       assert.ok(!err.message.includes("not-the-secret-0123"));
       return true;
     });
-    // A credentials refusal is fatal: asked once, not retried.
+    // A credentials refusal is fatal: asked once, not retried, not asked again by queued calls.
+    const queued = await Promise.allSettled(IDS.slice(0, 20).map((id) => client.getIdentity(id)));
+    for (const r of queued) {
+      assert.equal(r.status, "rejected");
+      assert.equal((r as PromiseRejectedResult).reason.kind, "unauthorized");
+    }
     assert.equal(client.metrics().token.requests, 1);
+    assert.equal(sb.stats().requests["POST /oauth2/token"]?.["401"], 1);
     await client.close();
   });
 
