@@ -17,7 +17,7 @@ import {
   requireParam,
 } from "./query-params.ts";
 import { routeKey } from "./request-guard.ts";
-import type { SandboxStore, StoredIdentity } from "./store.ts";
+import { createdAtOf, type SandboxStore, type StoredIdentity } from "./store.ts";
 import { CLIENT_CONTROL_TYPES, REASON_CODES, SCOPES } from "./types.ts";
 import {
   controlListSchema,
@@ -31,7 +31,7 @@ const config = (c: RouteConfig) => c;
 export function identityView(store: SandboxStore, i: StoredIdentity) {
   return {
     id: i.id,
-    created_at: new Date(i.createdAtMs).toISOString(),
+    created_at: createdAtOf(i),
     user_disabled: i.user_disabled,
     admin_disabled: i.admin_disabled,
     status_details: { active_controls: store.activeControls(i) },

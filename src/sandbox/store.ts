@@ -9,7 +9,21 @@ export interface StoredIdentity {
   readonly admin_disabled: boolean;
   /** Append-only, deleted controls included; undefined until the first control (most have none). */
   controls: ControlRecord[] | undefined;
+  /** created_at rendered once, on the first answer that needs it (see {@link createdAtOf}). */
+  createdAtIso?: string | undefined;
 }
+
+/**
+ * The identity's created_at as an ISO string, cached on first use: pages repeat the same identities
+ * and formatting dates was a visible share of a page's cost, while caching all of them up front
+ * would cost ~50 MB per million identities that may never be listed.
+ */
+export function createdAtOf(identity: StoredIdentity): string {
+  identity.createdAtIso ??= new Date(identity.createdAtMs).toISOString();
+  return identity.createdAtIso;
+}
+
+const NO_CONTROLS: readonly ControlRecord[] = Object.freeze([]);
 
 export interface NewIdentity {
   id: string;
@@ -94,13 +108,19 @@ export class SandboxStore {
         skipped++;
         continue;
       }
-      const identity: StoredIdentity = {
-        id: r.id,
-        createdAtMs: r.createdAtMs,
-        user_disabled: r.user_disabled,
-        admin_disabled: r.admin_disabled,
-        controls: undefined,
-      };
+      // Adopted as is when already in stored shape (the seeder builds them so): a million-row seed
+      // then allocates one object per identity, not two.
+      const identity: StoredIdentity =
+        "controls" in r
+          ? (r as StoredIdentity)
+          : {
+              id: r.id,
+              createdAtMs: r.createdAtMs,
+              user_disabled: r.user_disabled,
+              admin_disabled: r.admin_disabled,
+              controls: undefined,
+              createdAtIso: undefined,
+            };
       this.byId.set(r.id, identity);
       added.push(identity);
     }
@@ -164,9 +184,10 @@ export class SandboxStore {
     return lo;
   }
 
-  activeControls(identity: StoredIdentity): ControlRecord[] {
+  /** Active controls, for answers only: the result may be a shared frozen empty array. */
+  activeControls(identity: StoredIdentity): readonly ControlRecord[] {
     const all = identity.controls;
-    if (!all) return [];
+    if (!all) return NO_CONTROLS;
     const out: ControlRecord[] = [];
     for (const c of all) if (c.deleted_at === undefined) out.push(c);
     return out;
