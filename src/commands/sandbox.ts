@@ -2,9 +2,9 @@ import type { CommandModule, Argv as Yargs } from "yargs";
 import { type Argv, loadSourceConfig, sourceOptions, yargsOptions } from "../config.ts";
 import { openDatabase } from "../db/connect.ts";
 import { readSource } from "../db/source-reader.ts";
-import { ExitCode } from "../errors.ts";
+import { ExitCode, UserError } from "../errors.ts";
 import { sandboxFlags, sandboxOptionsFromArgv } from "../sandbox/cli-options.ts";
-import { type SeedIdentity, startSandbox } from "../sandbox/index.ts";
+import { type Sandbox, type SeedIdentity, startSandbox } from "../sandbox/index.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
 
 /** Reads the valid rows of the configured source relation; anomalous rows are counted, not seeded. */
@@ -58,7 +58,23 @@ async function serve(ctx: CommandContext, state: { stoppedBySignal: boolean }): 
       skipped_anomalous_rows: fromDb.skipped,
     });
   }
-  const sandbox = await startSandbox(options);
+  if (options.identities) {
+    ctx.logger.info(
+      `seeding ${options.identities} synthetic identities (seed ${options.seed ?? 1})`,
+    );
+  }
+  let sandbox: Sandbox;
+  try {
+    sandbox = await startSandbox(options);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
+      throw new UserError(
+        `--host ${options.host} --port ${options.port} cannot be bound (${code}); pick another --port, or --port 0 for any free one.`,
+      );
+    }
+    throw err;
+  }
   if (fromDb) {
     const report = sandbox.seedIdentities(fromDb.rows);
     ctx.logger.info("seeded identities from the database", { ...report });

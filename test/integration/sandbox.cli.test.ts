@@ -52,8 +52,12 @@ describe("controls-migrate sandbox (the CLI command)", () => {
     }
   });
 
-  it("stops on SIGINT with exit 0 and says so on stderr", async () => {
+  it("stops on SIGINT with exit 0, and a second sandbox on its port is refused naming --port", async () => {
     const proc = await spawnSandbox(["--port", "0", "--rate-limit", "0"]);
+    const port = new URL(proc.info.api_url).port;
+    const clash = await runCli(["sandbox", "--port", port]);
+    assert.equal(clash.code, 1);
+    assert.match(clash.stderr, new RegExp(`--port ${port} cannot be bound \\(EADDRINUSE\\)`));
     assert.equal(await proc.stop("SIGINT"), 0);
     assert.match(proc.stderr(), /sandbox stopped/);
   });
