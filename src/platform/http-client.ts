@@ -106,14 +106,19 @@ export class HttpClient {
     let replayed = false;
     let hadAmbiguous = false;
     for (;;) {
-      if (signal.aborted) throw this.#cancelled(key, spec.method, false, attempts);
+      if (signal.aborted) throw this.#cancelled(key, spec.method, false, attempts, hadAmbiguous);
       try {
         await budget.waitOpen(spec.template, signal);
       } catch {
-        throw this.#cancelled(key, spec.method, false, attempts);
+        throw this.#cancelled(key, spec.method, false, attempts, hadAmbiguous);
       }
       // After the penalty wait: a token fetched before a five-minute pause could be stale.
-      const token = await tokens.get(signal);
+      let token: string;
+      try {
+        token = await tokens.get(signal);
+      } catch (err) {
+        throw hadAmbiguous && err instanceof PlatformError ? stillAmbiguous(err, attempts) : err;
+      }
       // The slot is taken after the penalty wait, so a penalised endpoint never holds slots
       // that other endpoints could use (a penalty starting meanwhile releases the bucket's
       // waiters). The bucket wait is inside the slot, so a grant is followed by the send at
@@ -129,13 +134,15 @@ export class HttpClient {
         return exchange(url, spec.method, token, body, config.timeoutMs, signal, m.latency);
       });
       if (outcome === PENALISED) continue;
-      if (outcome === CANCELLED) throw this.#cancelled(key, spec.method, false, attempts);
+      if (outcome === CANCELLED)
+        throw this.#cancelled(key, spec.method, false, attempts, hadAmbiguous);
       attempts += 1;
 
       let error: PlatformError;
       if ("failure" in outcome) {
         const f = outcome.failure;
-        if (f.kind === "cancelled") throw this.#cancelled(key, spec.method, f.sent, attempts);
+        if (f.kind === "cancelled")
+          throw this.#cancelled(key, spec.method, f.sent, attempts, hadAmbiguous);
         error = this.#error(key, f.kind, classify(f.kind, spec.method, f.sent), {
           detail:
             f.kind === "timeout"
@@ -144,12 +151,20 @@ export class HttpClient {
           cause: new Error(this.#d.redactor.scrub(f.summary)),
         });
       } else if (outcome.status >= 200 && outcome.status < 300) {
-        return {
+        const parsed = readJson(outcome.text);
+        if (parsed.ok) {
+          return {
+            status: outcome.status,
+            body: parsed.value,
+            attempts,
+            afterAmbiguousAttempt: hadAmbiguous,
+          };
+        }
+        // A write answered 2xx was committed, but we cannot read what it created.
+        error = this.#error(key, "protocol", spec.method === "GET" ? "fatal" : "ambiguous", {
           status: outcome.status,
-          body: this.#json(key, spec.method, outcome.text),
-          attempts,
-          afterAmbiguousAttempt: hadAmbiguous,
-        };
+          detail: "the response body is not valid JSON",
+        });
       } else if (outcome.status === 401 && !replayed) {
         // Expired early, revoked or rotated: one fresh token, one replay (a 401 was not processed).
         replayed = true;
@@ -176,7 +191,7 @@ export class HttpClient {
         (error.classification === "ambiguous" && spec.retryAmbiguous === true);
       failures += 1;
       if (!again || failures >= config.maxAttempts) {
-        throw error.with({ attempts, afterAmbiguousAttempt: hadAmbiguous });
+        throw hadAmbiguous ? stillAmbiguous(error, attempts) : error.with({ attempts });
       }
       m.retries += 1;
       const delay = backoffDelayMs(failures, {
@@ -187,20 +202,8 @@ export class HttpClient {
       try {
         await sleep(delay, signal);
       } catch {
-        throw this.#cancelled(key, spec.method, false, attempts);
+        throw this.#cancelled(key, spec.method, false, attempts, hadAmbiguous);
       }
-    }
-  }
-
-  #json(key: string, method: HttpMethod, text: string): unknown {
-    if (text.trim() === "") return {};
-    try {
-      return JSON.parse(text);
-    } catch {
-      // A write answered 2xx was committed, but we cannot read what it created.
-      throw this.#error(key, "protocol", method === "GET" ? "fatal" : "ambiguous", {
-        detail: "the response body is not valid JSON",
-      });
     }
   }
 
@@ -237,10 +240,18 @@ export class HttpClient {
     return new PlatformError({ kind, classification, endpoint, ...rest });
   }
 
-  #cancelled(endpoint: string, method: HttpMethod, sent: boolean, attempts: number) {
+  #cancelled(
+    endpoint: string,
+    method: HttpMethod,
+    sent: boolean,
+    attempts: number,
+    afterAmbiguousAttempt = false,
+  ) {
     return new PlatformError({
       kind: "cancelled",
-      classification: classify("cancelled", method, sent),
+      // Stopping a delete between an ambiguous attempt and its repeat leaves it just as unknown.
+      classification: afterAmbiguousAttempt ? "ambiguous" : classify("cancelled", method, sent),
+      afterAmbiguousAttempt,
       endpoint,
       detail: sent ? "cancelled while the request was in flight" : "cancelled before sending",
       attempts,
@@ -289,6 +300,23 @@ async function exchange(
     };
   } finally {
     link.dispose();
+  }
+}
+
+/**
+ * After an ambiguous attempt, whatever ends the call leaves the outcome unknown. Only the caller
+ * can read a later 404/409 as "done" (deletes do), so the flag travels with the error.
+ */
+function stillAmbiguous(error: PlatformError, attempts: number): PlatformError {
+  return error.with({ attempts, afterAmbiguousAttempt: true, classification: "ambiguous" });
+}
+
+function readJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (text.trim() === "") return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
   }
 }
 

@@ -151,6 +151,27 @@ describe("retries and ambiguous writes against an unreliable sandbox", () => {
     await client.close();
   });
 
+  it("ends a delete that never gets a clear answer as ambiguous after --max-attempts tries", async () => {
+    const client = createPlatformClient(configFor(sb, { maxAttempts: 3 }), {
+      scopes: WRITE_SCOPES,
+    });
+    const c = await client.createIdentityControl({
+      identityId: IDS[70] as string,
+      type: "SELL_ONLY",
+      reasonCode: "OTHER",
+    });
+    sb.setFaults({ failRate: 1 });
+    await assert.rejects(client.deleteIdentityControl(c.id), (err: unknown) => {
+      assert.ok(err instanceof PlatformError);
+      assert.deepEqual(
+        [err.kind, err.classification, err.attempts, err.afterAmbiguousAttempt],
+        ["server", "ambiguous", 3, true],
+      );
+      return true;
+    });
+    await client.close();
+  });
+
   it("reports a first-attempt 404 on delete as not_found, not as done", async () => {
     const client = createPlatformClient(configFor(sb), { scopes: WRITE_SCOPES });
     await assert.rejects(
