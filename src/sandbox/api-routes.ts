@@ -112,6 +112,16 @@ function createBody(body: unknown): {
  * The platform's routes: the token endpoint, the identity-controls endpoints (list, create,
  * delete) and the identities listing. Limits, faults and auth run before them in the request
  * guard; here only validation and the store.
+ *
+ * Choices where the reference leaves room: identities are listed in ASC order of (created_at, id)
+ * unless `order=DESC`; `deleted_at` is omitted while a control is active (the schema types it as a
+ * date-time string, so null would break it); deleting a non-overridable control is 403; deleting
+ * an already deleted control and, under the reject policy, a second active control of one type
+ * are 409. Errors are problem+json, except the token endpoint's own OAuth2 `{error,
+ * error_description}`.
+ *
+ * @example
+ *   registerApiRoutes(app, ctx); // then app.listen(...)
  */
 export function registerApiRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   const { store, cursors } = ctx;
@@ -162,7 +172,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: SandboxContext): vo
   app.post(
     CONTROLS_PATH,
     {
-      config: config({ endpoint: CONTROLS_PATH, scope: SCOPES.writeControl, write: true }),
+      config: config({ endpoint: CONTROLS_PATH, scope: SCOPES.writeControl }),
       schema: { response: { 200: controlSchema } },
     },
     async (request, reply) => {
@@ -189,7 +199,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: SandboxContext): vo
 
   app.delete(
     CONTROLS_PATH,
-    { config: config({ endpoint: CONTROLS_PATH, scope: SCOPES.writeControl, write: true }) },
+    { config: config({ endpoint: CONTROLS_PATH, scope: SCOPES.writeControl }) },
     async (request, reply) => {
       const q = request.query as Query;
       const controlId = requireParam(q, "control_id");

@@ -31,8 +31,6 @@ export interface RouteConfig {
   endpoint?: string;
   /** The OAuth scope the bearer token must carry; absent on the token endpoint. */
   scope?: string;
-  /** True for POST/DELETE on controls, which the ambiguous-write fault may hit. */
-  write?: boolean;
 }
 
 export const TOKEN_PATH = "/oauth2/token";
