@@ -1,0 +1,225 @@
+/**
+ * `npm run bench`: the published performance and reliability figures. Each scenario prints ONE
+ * JSON line of figures on stdout and appends it to bench-results/results.jsonl; progress goes to
+ * stderr. Exits 1 if a scenario fails (crash, missing figure, duplicate creates); timings are
+ * reported, never asserted.
+ *
+ *   npm run bench                         # everything, full sizes (~15+ minutes)
+ *   npm run bench -- --quick              # CI smoke test: small sizes, a couple of minutes
+ *   npm run bench -- --only a,c --sizes 100000,1000000 --backends postgres
+ *
+ * Scenarios: a plan at scale, c memory scaling (from a), b apply throughput and naive baselines,
+ * d resume cost after SIGKILL. PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (an admin URL;
+ * a throwaway database is created per run), else a throwaway server started from
+ * /usr/lib/postgresql/*\/bin, else the PostgreSQL variants are skipped with the reason printed.
+ */
+import { execFileSync } from "node:child_process";
+import { appendFileSync, existsSync, mkdirSync } from "node:fs";
+import os from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { applyScenario } from "./scenario-apply.ts";
+import { Cleanup } from "./scenario-cleanup.ts";
+import { type BenchKit, REPO_ROOT, round } from "./scenario-kit.ts";
+import { memoryScenario } from "./scenario-memory.ts";
+import { type PlanRunFigures, planScenario } from "./scenario-plan.ts";
+import { type BackendName, findPostgres, type PostgresServer } from "./scenario-postgres.ts";
+import { resumeScenario } from "./scenario-resume.ts";
+
+const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] [--backends postgres,pglite] [--dist]
+  --quick      small sizes and short timings (smoke test for CI)
+  --only       scenarios to run: a plan, b apply, c memory scaling, d resume (default all)
+  --sizes      source sizes of the plan scenario (default 100000,1000000; quick 2000,10000)
+  --backends   database backends (default postgres,pglite)
+  --dist       run the tool as node dist/src/cli.js (after npm run build) instead of tsx
+Env: BENCH_DATABASE_URL or TEST_DATABASE_URL = PostgreSQL admin URL (else a throwaway server).`;
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    only: { type: "string" },
+    sizes: { type: "string" },
+    backends: { type: "string", default: "postgres,pglite" },
+    dist: { type: "boolean", default: false },
+    help: { type: "boolean", default: false },
+  },
+  strict: true,
+});
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+
+const ORDER = ["a", "c", "b", "d"] as const;
+type ScenarioId = (typeof ORDER)[number];
+const NAMES: Record<ScenarioId, string> = {
+  a: "a-plan",
+  b: "b-apply",
+  c: "c-memory-scaling",
+  d: "d-resume-cost",
+};
+
+function list(raw: string, what: string): string[] {
+  const items = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (items.length === 0) fail(`${what} is empty`);
+  return items;
+}
+
+function fail(message: string): never {
+  process.stderr.write(`bench: ${message}\n${USAGE}\n`);
+  process.exit(1);
+}
+
+const only = values.only === undefined ? [...ORDER] : list(values.only, "--only");
+for (const s of only) if (!ORDER.includes(s as ScenarioId)) fail(`unknown scenario ${s}`);
+const selected = ORDER.filter((s) => only.includes(s));
+const sizes = (
+  values.sizes
+    ? list(values.sizes, "--sizes")
+    : values.quick
+      ? ["2000", "10000"]
+      : ["100000", "1000000"]
+)
+  .map(Number)
+  .sort((a, b) => a - b);
+if (sizes.some((n) => !Number.isInteger(n) || n < 1)) fail("--sizes must be whole numbers ≥ 1");
+const requestedBackends = list(values.backends, "--backends");
+for (const b of requestedBackends) {
+  if (b !== "postgres" && b !== "pglite") fail(`unknown backend ${b}`);
+}
+if (values.dist && !existsSync(join(REPO_ROOT, "dist/src/cli.js"))) {
+  fail("--dist needs a build: run npm run build first");
+}
+
+const log = (m: string) =>
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
+// The run's own resources (a PostgreSQL server it started) outlive each scenario's.
+const cleanup = new Cleanup();
+let scenarioCleanup = new Cleanup();
+let interrupted = false;
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  process.once(sig, () => {
+    interrupted = true;
+    log(`${sig}: stopping child processes and dropping databases`);
+    void scenarioCleanup
+      .runAll(log)
+      .then(() => cleanup.runAll(log))
+      .finally(() => process.exit(130));
+  });
+}
+process.once("exit", () => {
+  scenarioCleanup.runAllSync();
+  cleanup.runAllSync();
+});
+
+let postgres: PostgresServer | null = null;
+let postgresSkipped: string | undefined;
+if (requestedBackends.includes("postgres")) {
+  const found = await findPostgres(process.env, cleanup, log);
+  if ("postgres" in found) {
+    postgres = found.postgres;
+    log(`PostgreSQL ${postgres.version} (${postgres.origin})`);
+  } else {
+    postgresSkipped = found.reason;
+    log(`PostgreSQL variants SKIPPED: ${found.reason}`);
+  }
+}
+const backends = requestedBackends.filter(
+  (b) => b === "pglite" || postgres !== null,
+) as BackendName[];
+if (backends.length === 0) fail(`no backend left to run on (${postgresSkipped})`);
+
+const baseKit: Omit<BenchKit, "cleanup"> = {
+  quick: values.quick,
+  sizes,
+  backends,
+  postgres,
+  runner: values.dist ? "dist" : "tsx",
+  log,
+};
+
+function commit(): string | null {
+  try {
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], {
+      cwd: REPO_ROOT,
+      encoding: "utf8",
+    }).trim();
+  } catch {
+    return null;
+  }
+}
+
+const machine = {
+  nproc: os.availableParallelism(),
+  cpu: os.cpus()[0]?.model ?? "unknown",
+  memory_gb: round(os.totalmem() / 1024 ** 3, 1),
+  load_avg_1m_at_start: round(os.loadavg()[0] ?? 0, 2),
+  node: process.version,
+  postgres: postgres?.version ?? null,
+  platform: `${os.platform()} ${os.release()}`,
+};
+const common = {
+  quick: baseKit.quick,
+  runner: baseKit.runner,
+  commit: commit(),
+  machine,
+  ...(postgresSkipped ? { postgres_skipped: postgresSkipped } : {}),
+};
+
+const resultsDir = join(REPO_ROOT, "bench-results");
+mkdirSync(resultsDir, { recursive: true });
+const emit = (line: Record<string, unknown>) => {
+  const text = JSON.stringify(line);
+  process.stdout.write(`${text}\n`);
+  appendFileSync(join(resultsDir, "results.jsonl"), `${text}\n`);
+};
+
+let planRuns: PlanRunFigures[] | undefined;
+const failed: string[] = [];
+for (const id of selected) {
+  if (interrupted) break;
+  const started = performance.now();
+  scenarioCleanup = new Cleanup();
+  const kit: BenchKit = { ...baseKit, cleanup: scenarioCleanup };
+  log(`scenario ${NAMES[id]}`);
+  try {
+    let figures: Record<string, unknown>;
+    if (id === "a") {
+      figures = await planScenario(kit);
+      planRuns = figures.runs as PlanRunFigures[];
+    } else if (id === "c") figures = await memoryScenario(kit, planRuns);
+    else if (id === "b") figures = await applyScenario(kit);
+    else figures = await resumeScenario(kit);
+    emit({
+      scenario: NAMES[id],
+      status: "ok",
+      at: new Date().toISOString(),
+      elapsed_s: round((performance.now() - started) / 1000, 1),
+      ...common,
+      ...figures,
+    });
+  } catch (err) {
+    if (interrupted) break;
+    failed.push(NAMES[id]);
+    log(`scenario ${NAMES[id]} FAILED: ${(err as Error).stack ?? String(err)}`);
+    emit({
+      scenario: NAMES[id],
+      status: "failed",
+      at: new Date().toISOString(),
+      elapsed_s: round((performance.now() - started) / 1000, 1),
+      ...common,
+      error: (err as Error).message,
+    });
+  } finally {
+    if (!interrupted) await scenarioCleanup.runAll(log);
+  }
+}
+
+if (!interrupted) {
+  await cleanup.runAll(log);
+  log(failed.length === 0 ? "all scenarios completed" : `FAILED: ${failed.join(", ")}`);
+  process.exit(failed.length === 0 ? 0 : 1);
+}

@@ -1,0 +1,270 @@
+/**
+ * What every benchmark scenario shares: the settings of this bench run, a cleanup list that the
+ * runner drains even on failure or Ctrl-C, the tool started as a separate process with its peak RSS
+ * sampled from /proc, the sandbox started through its CLI, and small number helpers.
+ *
+ * @example
+ *   const sandbox = await startBenchSandbox(kit, ["--identities", "1000"]);
+ *   const run = await runTool(kit, ["plan", "--json", ...target.args], sandbox.env);
+ *   console.log(run.wallS, run.peakRssMb, run.summary?.requests);
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import type { RunSummary } from "../../src/reports/summary.ts";
+import type { SandboxStats } from "../../src/sandbox/types.ts";
+import { syntheticIdentities } from "../../src/synthetic.ts";
+import { collect, REPO_ROOT } from "../helpers/cli.ts";
+import { type SandboxInfo, spawnSandbox } from "../helpers/sandbox-process.ts";
+import type { Cleanup } from "./scenario-cleanup.ts";
+import type { BackendName, PostgresServer } from "./scenario-postgres.ts";
+
+export interface BenchKit {
+  /** Small sizes and short timings: a smoke test that each scenario completes. */
+  readonly quick: boolean;
+  /** Source sizes of the plan scenario, smallest first. */
+  readonly sizes: readonly number[];
+  /** Backends to run on; PostgreSQL only when `postgres` is set. */
+  readonly backends: readonly BackendName[];
+  readonly postgres: PostgresServer | null;
+  /** `tsx`: `node --import tsx src/cli.ts`; `dist`: `node dist/src/cli.js` (after npm run build). */
+  readonly runner: "tsx" | "dist";
+  readonly cleanup: Cleanup;
+  /** Progress for people, on stderr; stdout carries only the figures. */
+  readonly log: (message: string) => void;
+}
+
+export interface ToolRun {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** From spawn to exit, as the parent saw it (process start-up included). */
+  readonly wallS: number;
+  /** Highest VmHWM read from /proc/<pid>/status while the process ran; null off Linux. */
+  readonly peakRssMb: number | null;
+  /** The `--json` summary, when the run printed one. */
+  readonly summary: RunSummary | null;
+  /** Epoch ms of spawn, to line up with the tool's log timestamps. */
+  readonly spawnedAt: number;
+}
+
+export interface StartedTool {
+  readonly child: ChildProcess;
+  readonly done: Promise<ToolRun>;
+}
+
+const RSS_POLL_MS = 50;
+
+function vmHwmKb(pid: number): number | undefined {
+  try {
+    const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined; // exited, or not Linux
+  }
+}
+
+function toolArgv(kit: BenchKit, args: readonly string[]): string[] {
+  return kit.runner === "dist"
+    ? ["dist/src/cli.js", ...args]
+    : ["--import", "tsx", "src/cli.ts", ...args];
+}
+
+/**
+ * Starts `controls-migrate <args>` as a child process (stdin closed, so no TTY) and samples its
+ * VmHWM every 50 ms. VmHWM is the kernel's own high-water mark, so polling it misses at most the
+ * growth of the last 50 ms before exit. Killed with SIGKILL after `timeoutMs`.
+ */
+export function startTool(
+  kit: BenchKit,
+  args: readonly string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+): StartedTool {
+  const spawnedAt = Date.now();
+  const t0 = performance.now();
+  const child = spawn(process.execPath, toolArgv(kit, args), {
+    cwd: REPO_ROOT,
+    env: { ...process.env, CONTROLS_LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const pid = child.pid ?? 0;
+  let peakKb: number | undefined;
+  const sample = () => {
+    const kb = vmHwmKb(pid);
+    if (kb !== undefined) peakKb = Math.max(peakKb ?? 0, kb);
+  };
+  sample();
+  const poll = setInterval(sample, RSS_POLL_MS);
+  const forget = kit.cleanup.add(`kill tool pid ${pid}`, () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  const timer = setTimeout(() => {
+    kit.log(`tool ${args[0]} still running after ${timeoutMs / 1000} s: killing it`);
+    child.kill("SIGKILL");
+  }, timeoutMs);
+  const done = collect(child).then((r) => {
+    clearInterval(poll);
+    clearTimeout(timer);
+    void forget();
+    const wallS = (performance.now() - t0) / 1000;
+    return {
+      ...r,
+      wallS,
+      peakRssMb: peakKb === undefined ? null : Math.round(peakKb / 1024),
+      summary: lastJsonLine(r.stdout) as RunSummary | null,
+      spawnedAt,
+    };
+  });
+  return { child, done };
+}
+
+/** Runs the tool to completion; see {@link startTool}. */
+export function runTool(
+  kit: BenchKit,
+  args: readonly string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<ToolRun> {
+  return startTool(kit, args, env, timeoutMs).done;
+}
+
+/** Throws with the end of stderr unless the run exited with one of `codes`. */
+export function expectExit(run: ToolRun, codes: readonly number[], what: string): void {
+  if (run.code !== null && codes.includes(run.code)) return;
+  const tail = run.stderr.trim().split("\n").slice(-15).join("\n");
+  throw new Error(
+    `${what} exited with ${run.code ?? run.signal} (expected ${codes.join(" or ")}):\n${tail}`,
+  );
+}
+
+function lastJsonLine(stdout: string): unknown {
+  const lines = stdout.trim().split("\n").reverse();
+  for (const line of lines) {
+    if (!line.startsWith("{")) continue;
+    try {
+      return JSON.parse(line);
+    } catch {
+      // not the summary
+    }
+  }
+  return null;
+}
+
+export interface BenchSandbox {
+  readonly info: SandboxInfo;
+  readonly pid: number;
+  /** What the tool needs to reach this sandbox (the secret travels by env, never on a command line). */
+  readonly env: Record<string, string>;
+  stats(): Promise<SandboxStats>;
+  stop(): Promise<void>;
+}
+
+/** Starts `controls-migrate sandbox --port 0 <args>` as a separate process; stopped by cleanup too. */
+export async function startBenchSandbox(
+  kit: BenchKit,
+  args: readonly string[],
+  readyTimeoutMs = 300_000,
+): Promise<BenchSandbox> {
+  const t0 = performance.now();
+  const proc = await spawnSandbox(["--port", "0", ...args], readyTimeoutMs);
+  const stop = kit.cleanup.add(`stop sandbox pid ${proc.child.pid}`, async () => {
+    await proc.stop("SIGTERM");
+  });
+  kit.log(`sandbox ${args.join(" ")} ready in ${round((performance.now() - t0) / 1000, 1)} s`);
+  const { info } = proc;
+  return {
+    info,
+    pid: proc.child.pid ?? 0,
+    env: {
+      API_BASE_URL: info.api_url,
+      OAUTH_TOKEN_URL: info.token_url,
+      OAUTH_CLIENT_ID: info.client_id,
+      OAUTH_CLIENT_SECRET: info.client_secret,
+    },
+    stats: async () => {
+      const res = await fetch(`${info.admin_url}/stats`);
+      if (!res.ok) throw new Error(`sandbox stats answered ${res.status}`);
+      return (await res.json()) as SandboxStats;
+    },
+    stop,
+  };
+}
+
+/** A bearer token with every scope of the read-write client, fetched with plain fetch. */
+export async function rawToken(info: SandboxInfo): Promise<string> {
+  const res = await fetch(info.token_url, {
+    method: "POST",
+    body: new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: info.client_id,
+      client_secret: info.client_secret,
+    }),
+  });
+  if (!res.ok) throw new Error(`the sandbox refused a token: ${res.status}`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+/** Sum of per-status counts of one "METHOD /route" in sandbox stats. */
+export function routeCount(stats: SandboxStats, route: string): number {
+  return Object.values(stats.requests[route] ?? {}).reduce((a, b) => a + b, 0);
+}
+
+export const round = (n: number, digits = 2): number => {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+};
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `cond` every `everyMs` until it holds; throws after `timeoutMs`. */
+export async function waitUntil(
+  cond: () => Promise<boolean>,
+  what: string,
+  timeoutMs: number,
+  everyMs = 20,
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end)
+      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/** A figure that must be a finite number; a missing one fails the scenario. */
+export function need(value: number | null | undefined, name: string): number {
+  if (typeof value !== "number" || !Number.isFinite(value)) {
+    throw new Error(`figure ${name} is missing (${String(value)})`);
+  }
+  return value;
+}
+
+/**
+ * How many synthetic identities (generator prefix, same seed) hold exactly `userDisabled`
+ * user_disabled ones, so a source seeded with that count yields exactly that many creates.
+ *
+ * @example
+ *   identitiesHolding(10_000, 5); // ≈ 100,000
+ */
+export function identitiesHolding(userDisabled: number, seed: number): number {
+  let n = 0;
+  let found = 0;
+  for (const row of syntheticIdentities(Number.MAX_SAFE_INTEGER, seed)) {
+    n += 1;
+    if (row.user_disabled) found += 1;
+    if (found >= userDisabled) return n;
+  }
+  return n;
+}
+
+/** The ids of identities number `from` (0-based) onwards whose user_disabled is true. */
+export function userDisabledIds(seed: number, from: number, total: number): string[] {
+  const ids: string[] = [];
+  let i = 0;
+  for (const row of syntheticIdentities(total, seed)) {
+    if (i++ >= from && row.user_disabled) ids.push(row.id);
+  }
+  return ids;
+}
+export { REPO_ROOT };
