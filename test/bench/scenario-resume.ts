@@ -81,7 +81,7 @@ async function resumeOnce(kit: BenchKit, backend: BackendName, creates: number) 
       resumed_posts: posts,
       resumed_gets: gets,
       overhead_requests: need(posts + gets - remaining, "overhead_requests"),
-      resumed_outcomes: s?.outcomes,
+      run_outcomes_after_resume: s?.outcomes,
       resumed_tool_requests: s
         ? Object.fromEntries(Object.entries(s.requests).map(([k, v]) => [k, v.count]))
         : null,
