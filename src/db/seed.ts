@@ -114,7 +114,7 @@ export async function seedSource(
       const uds = buffer.map((r) => r.ud);
       const ads = buffer.map((r) => r.ad);
       await sql`
-        insert into ${src.table} (${src.id.ref}, ${src.userDisabled.ref}, ${src.adminDisabled.ref})
+        insert into ${src.table} (${sql.id(src.id.name)}, ${sql.id(src.userDisabled.name)}, ${sql.id(src.adminDisabled.name)})
         select u.id::${idCast}, u.ud::${flagCast(src.userDisabled.type)},
                u.ad::${flagCast(src.adminDisabled.type)}
         from unnest(${ids}::text[], ${uds}::bool[], ${ads}::bool[]) as u(id, ud, ad)`.execute(trx);
@@ -191,7 +191,7 @@ export function* anomalyRows(
   yield { kind: "control_chars_in_id", row: { id: `\t${fresh()}`, ud: false, ad: true } };
 }
 
-/** Creates the default-shaped relation (and its schema) when it does not exist. True if created. */
+/** Creates the default-shaped relation when it does not exist (its schema must). True if created. */
 async function createIfMissing(db: AnyDb, source: SourceConfig): Promise<boolean> {
   const { schema, name } = splitRelation(source.relation);
   const table = schema === undefined ? sql.id(name) : sql.id(schema, name);
@@ -203,8 +203,20 @@ async function createIfMissing(db: AnyDb, source: SourceConfig): Promise<boolean
     .execute(db)
     .then((r) => r.rows[0]?.oid);
   if (exists) return false;
+  if (schema !== undefined) {
+    // A typo in the schema must not silently create a new one.
+    const found = await sql<{
+      n: number;
+    }>`select count(*) as n from pg_namespace where nspname = ${schema}`
+      .execute(db)
+      .then((r) => Number(r.rows[0]?.n ?? 0));
+    if (found === 0) {
+      throw new UserError(
+        `Schema "${schema}" of relation "${source.relation}" does not exist; create it first or fix ${SOURCE_FLAGS.relation}.`,
+      );
+    }
+  }
   await db.transaction().execute(async (trx) => {
-    if (schema !== undefined) await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
     await sql`create table if not exists ${table} (
       ${sql.id(source.idColumn)} text,
       ${sql.id(source.userDisabledColumn)} boolean,

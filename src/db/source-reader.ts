@@ -57,7 +57,7 @@ export interface ReadSourceOptions {
 }
 
 interface PageRow extends RawSourceRow {
-  readonly ctid?: string;
+  readonly rowCtid?: string;
 }
 
 /**
@@ -122,11 +122,12 @@ export async function* readSource(
       opts.signal?.throwIfAborted();
       const page = await rowsOf(
         db,
-        sql`select ctid::text as ctid, ${cols} from ${table}
-            where ${id} is null and ctid > ${lastCtid}::tid order by ctid limit ${n}`,
+        sql`select ${table}.ctid::text as "rowCtid", ${cols} from ${table}
+            where ${id} is null and ${table}.ctid > ${lastCtid}::tid
+            order by ${table}.ctid limit ${n}`,
       );
       if (page.length === 0) break;
-      lastCtid = page[page.length - 1]!.ctid!;
+      lastCtid = page[page.length - 1]!.rowCtid!;
       yield deliver(page);
       if (page.length < n) break;
     }

@@ -39,6 +39,8 @@ export interface SourceColumn {
   readonly name: string;
   /** Base type name (domains resolved), as `format_type` spells it. */
   readonly type: string;
+  /** The column qualified by schema and table: in ORDER BY a bare name would resolve to the output
+   * alias of the same name (our `::text` casts), sorting as text and defeating the index. */
   readonly ref: RawBuilder<unknown>;
 }
 
@@ -154,7 +156,7 @@ export async function resolveSource(
       name: found.attname,
       type: found.type,
       attnum: found.attnum,
-      ref: sql.id(found.attname),
+      ref: sql.id(rel.nspname, rel.relname, found.attname),
     };
   };
   const id = column(
