@@ -87,10 +87,30 @@ async function prepared(handle: DatabaseHandle, options?: OpenOptions): Promise<
   return handle;
 }
 
+/**
+ * A freshly initialised PGlite data folder, dumped once per process. Restoring it skips initdb,
+ * which makes each in-memory database ~2-3x faster to start.
+ */
+let template: Promise<File | Blob> | undefined;
+
+async function freshPglite(): Promise<PGlite> {
+  template ??= (async () => {
+    const first = new PGlite();
+    await first.waitReady;
+    const dump = await first.dumpDataDir("none");
+    await first.close();
+    return dump;
+  })();
+  const pglite = new PGlite({ loadDataDir: await template });
+  // Await start-up here so its cost lands in the caller's `before` hook, not in its first test.
+  await pglite.waitReady;
+  return pglite;
+}
+
 const pgliteBackend: Backend = {
   name: "pglite",
   async open(options) {
-    const handle = await prepared(wrapPglite(new PGlite()), options);
+    const handle = await prepared(wrapPglite(await freshPglite()), options);
     return { ...handle, name: "pglite (memory)" };
   },
   async target() {
