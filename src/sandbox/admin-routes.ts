@@ -21,6 +21,7 @@ const LIMIT_KEYS: Record<string, keyof Limits> = {
   penalty_s: "penaltyS",
   duplicate_policy: "duplicatePolicy",
   token_ttl_s: "tokenTtlS",
+  endpoint_rate_limits: "endpointRateLimits",
 };
 
 function objectBody(body: unknown, what: string): Record<string, unknown> {

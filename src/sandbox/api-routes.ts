@@ -42,7 +42,7 @@ export function identityView(store: SandboxStore, i: StoredIdentity) {
  * Commits a write, then, if the ambiguous-write fault strikes, drops the connection before any
  * answer: the client cannot tell whether the write happened, exactly the case it must verify.
  */
-function answerWrite(
+export function answerWrite(
   ctx: SandboxContext,
   request: FastifyRequest,
   reply: FastifyReply,

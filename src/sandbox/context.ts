@@ -1,5 +1,6 @@
 import type { Socket } from "node:net";
 import type { CursorCodec } from "./cursor.ts";
+import type { ExtStore } from "./ext-store.ts";
 import type { FaultInjector } from "./faults.ts";
 import type { OAuthIssuer } from "./oauth.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
@@ -10,6 +11,8 @@ import type { Limits } from "./types.ts";
 /** The state one sandbox instance shares between its routes, hooks and programmatic API. */
 export interface SandboxContext {
   readonly store: SandboxStore;
+  /** Quote executions, orders, balances and transfers, deposit addresses, orchestration rules. */
+  readonly ext: ExtStore;
   readonly cursors: CursorCodec;
   readonly issuer: OAuthIssuer;
   readonly faults: FaultInjector;
@@ -37,4 +40,9 @@ export const TOKEN_PATH = "/oauth2/token";
 export const CONTROLS_PATH = "/v2/identity/controls";
 export const IDENTITIES_PATH = "/v2/identity/identities";
 export const IDENTITY_PATH = "/v2/identity/identities/:id";
+export const QUOTE_EXECUTIONS_PATH = "/v2/profiles/:profile_id/quote-executions";
+export const ORDER_PATH = "/v2/profiles/:profile_id/orders/:id";
+export const INTERNAL_TRANSFER_PATH = "/v2/transfer/internal";
+export const DEPOSIT_ADDRESSES_PATH = "/v2/transfer/deposit-addresses";
+export const ORCHESTRATION_RULE_PATH = "/v2/orchestration/rules/:id";
 export const ADMIN_PREFIX = "/__sandbox";

@@ -20,7 +20,22 @@ export interface ControlCursor {
   p: number;
 }
 
-export type Cursor = IdentityCursor | ControlCursor;
+/**
+ * Keyset position in one of the extended listings (quote executions, deposit addresses). The
+ * filters are bound by a fingerprint, not carried: a deposit-address query can hold 600 ids.
+ */
+export interface ListingCursor {
+  k: "x";
+  /** The listing, e.g. "quote-executions". */
+  l: string;
+  /** Fingerprint of the listing's filters (and path parameters). */
+  f: string;
+  o: "ASC" | "DESC";
+  t: number;
+  id: string;
+}
+
+export type Cursor = IdentityCursor | ControlCursor | ListingCursor;
 
 /**
  * Opaque, tamper-evident page cursors: base64url(JSON) + "." + truncated HMAC-SHA256 under a key
@@ -71,6 +86,15 @@ function isCursor(v: unknown): v is Cursor {
   const c = v as Record<string, unknown>;
   if (c.k === "i") {
     return (c.o === "ASC" || c.o === "DESC") && typeof c.t === "number" && typeof c.id === "string";
+  }
+  if (c.k === "x") {
+    return (
+      typeof c.l === "string" &&
+      typeof c.f === "string" &&
+      (c.o === "ASC" || c.o === "DESC") &&
+      typeof c.t === "number" &&
+      typeof c.id === "string"
+    );
   }
   if (c.k === "c") {
     return typeof c.i === "string" && typeof c.d === "boolean" && Number.isInteger(c.p);

@@ -1,9 +1,53 @@
 /**
- * The sandbox: a local emulator of the platform's identity-controls interface. It stands apart
+ * The sandbox: a local emulator of the platform's interface (identity controls, exchange,
+ * transfers, deposit addresses, orchestration rules). It stands apart
  * from the rest of the tool (imports nothing from platform/, migration/ or db/); only tests, the
  * demo and the `sandbox` command start it.
  */
+export { DECIMAL_SCALE, formatDecimal, parseDecimal } from "./decimal.ts";
+export {
+  effectiveRps,
+  PLATFORM_DEFAULT_RPS,
+  PLATFORM_ENDPOINT_RPS,
+  RATE_LIMITED_ENDPOINTS,
+} from "./endpoint-limits.ts";
+export type {
+  Balance,
+  BalanceSeed,
+  DepositAddress,
+  DepositAddressSeed,
+  ExtCounts,
+  Metadata,
+  OrchestrationRule,
+  OrchestrationRuleSeed,
+  Order,
+  OrderSeed,
+  OrderSeedResult,
+  QuoteExecution,
+  QuoteExecutionSeed,
+  RuleEndpoint,
+  SandboxExtApi,
+  SyntheticDepositAddresses,
+  SyntheticQuoteExecutions,
+  TransferRecord,
+} from "./ext-types.ts";
+export {
+  CRYPTO_NETWORKS,
+  EXECUTION_STATUSES,
+  MARKETS,
+  ORDER_STATUSES,
+  ORDER_TYPES,
+  SeedConflictError,
+  SIDES,
+  TIME_IN_FORCE,
+} from "./ext-types.ts";
 export { DEFAULT_FAULTS } from "./faults.ts";
+export {
+  DEFAULT_TIME_IN_FORCE,
+  GTT_MIN_LEAD_MS,
+  REF_ID_REUSE_AFTER_MS,
+  VALID_TIME_IN_FORCE,
+} from "./order-rules.ts";
 export { syntheticSeedRows } from "./seed.ts";
 export { startSandbox } from "./server.ts";
 export { DEFAULT_LIMITS } from "./settings.ts";
@@ -25,4 +69,10 @@ export type {
   SeedOptions,
   SeedReport,
 } from "./types.ts";
-export { CLIENT_CONTROL_TYPES, DRIFT_KINDS, REASON_CODES, SCOPES } from "./types.ts";
+export {
+  CLIENT_CONTROL_TYPES,
+  DRIFT_KINDS,
+  READ_ONLY_SCOPES,
+  REASON_CODES,
+  SCOPES,
+} from "./types.ts";

@@ -34,10 +34,11 @@ export interface RateLimitSettings {
 export class RateLimiter {
   private states = new Map<string, WindowState>();
 
-  constructor(private readonly settings: () => RateLimitSettings) {}
+  /** `settings` is asked per request, with the endpoint, so each endpoint can have its own rps. */
+  constructor(private readonly settings: (endpoint: string) => RateLimitSettings) {}
 
   check(client: string, endpoint: string, now: number): RateDecision {
-    const { rps, windowS, penaltyS } = this.settings();
+    const { rps, windowS, penaltyS } = this.settings(endpoint);
     if (rps <= 0) return { kind: "ok" };
     const key = `${client} ${endpoint}`;
     let s = this.states.get(key);

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type RouteConfig, type SandboxContext, TOKEN_PATH } from "./context.ts";
+import { effectiveRps } from "./endpoint-limits.ts";
 import { sendProblem } from "./problem.ts";
 import { Outcome } from "./request-stats.ts";
 
@@ -76,6 +77,7 @@ export function createRequestGuard(ctx: SandboxContext) {
 }
 
 function limitText(ctx: SandboxContext, endpoint: string): string {
-  const rps = endpoint === TOKEN_PATH ? ctx.limits.tokenRateLimitRps : ctx.limits.rateLimitRps;
+  const rps =
+    endpoint === TOKEN_PATH ? ctx.limits.tokenRateLimitRps : effectiveRps(ctx.limits, endpoint);
   return `${rps} requests/s averaged over ${ctx.limits.rateWindowS} s`;
 }

@@ -4,8 +4,14 @@ import { registerAdminRoutes } from "./admin-routes.ts";
 import { registerApiRoutes } from "./api-routes.ts";
 import { ADMIN_PREFIX, type SandboxContext, TOKEN_PATH } from "./context.ts";
 import { CursorCodec } from "./cursor.ts";
+import { registerDepositAddressRoutes } from "./deposit-address-routes.ts";
+import { effectiveRps, normalizeEndpointRates } from "./endpoint-limits.ts";
+import { registerExchangeRoutes } from "./exchange-routes.ts";
+import { registerExtAdminRoutes } from "./ext-admin-routes.ts";
+import { ExtStore } from "./ext-store.ts";
 import { FaultInjector, stripUndefined } from "./faults.ts";
 import { OAuthIssuer } from "./oauth.ts";
+import { registerOrchestrationRoutes } from "./orchestration-routes.ts";
 import { ProblemError, sendProblem } from "./problem.ts";
 import { RateLimiter } from "./rate-limiter.ts";
 import { createRequestGuard, routeKey } from "./request-guard.ts";
@@ -19,6 +25,7 @@ import {
   pickCredentials,
 } from "./settings.ts";
 import { isClientSetBy, SandboxStore } from "./store.ts";
+import { registerTransferRoutes } from "./transfer-routes.ts";
 import type {
   AddControlInput,
   ControlRecord,
@@ -96,9 +103,10 @@ function buildApp(ctx: SandboxContext): FastifyInstance {
 }
 
 /**
- * Starts a local emulator of the platform's identity-controls interface: OAuth2 client
- * credentials, identities and controls with the platform's rules, rate limits with penalties,
- * fault injection, and an admin surface under /__sandbox. Bound to 127.0.0.1 and an OS-chosen
+ * Starts a local emulator of the platform's interface: OAuth2 client credentials, identities and
+ * controls with the platform's rules, quote executions, orders, internal transfers with balances,
+ * deposit addresses and orchestration rules, per-endpoint rate limits with penalties, fault
+ * injection, and an admin surface under /__sandbox. Bound to 127.0.0.1 and an OS-chosen
  * port by default, so tests can run many at once.
  *
  * @example
@@ -112,16 +120,19 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   checkStartOptions(options);
   const limits: Limits = { ...DEFAULT_LIMITS, ...stripUndefined(pickLimits(options)) };
   checkLimits(limits);
+  limits.endpointRateLimits = normalizeEndpointRates(limits.endpointRateLimits);
   const seed = options.seed ?? 1;
+  const nextCreatedAt = monotonicClock();
   const clients = options.clients ?? defaultClients();
   const ctx: SandboxContext = {
     store: new SandboxStore(),
+    ext: new ExtStore(nextCreatedAt),
     cursors: new CursorCodec(),
     issuer: new OAuthIssuer(clients, limits.tokenTtlS),
     faults: new FaultInjector(options, options.faultSeed ?? seed),
     limits,
-    apiLimiter: new RateLimiter(() => ({
-      rps: limits.rateLimitRps,
+    apiLimiter: new RateLimiter((endpoint) => ({
+      rps: effectiveRps(limits, endpoint),
       windowS: limits.rateWindowS,
       penaltyS: limits.penaltyS,
     })),
@@ -133,7 +144,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     stats: new RequestStats(),
     writes: { creates: 0, deletes: 0 },
     hanging: new Set(),
-    nextCreatedAt: monotonicClock(),
+    nextCreatedAt,
   };
   const seedDefaults = {
     migratedFraction: options.migratedFraction ?? 0.5,
@@ -149,6 +160,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     tokenUrl: "",
     adminUrl: "",
     credentials: pickCredentials(clients),
+    ...ctx.ext.api(),
     seedIdentities(rows: Iterable<SeedIdentity>, opts: SeedOptions = {}) {
       return seedStore(
         ctx.store,
@@ -170,8 +182,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     setLimits(l) {
       checkLimits(l);
       Object.assign(limits, stripUndefined(l));
+      if (l.endpointRateLimits !== undefined) {
+        limits.endpointRateLimits = normalizeEndpointRates(l.endpointRateLimits);
+      }
       if (l.tokenTtlS !== undefined) ctx.issuer.ttlS = l.tokenTtlS;
       if (
+        l.endpointRateLimits !== undefined ||
         l.rateLimitRps !== undefined ||
         l.tokenRateLimitRps !== undefined ||
         l.rateWindowS !== undefined
@@ -183,6 +199,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     revokeTokens: () => ctx.issuer.revokeAll(),
     reset() {
       ctx.store.reset();
+      ctx.ext.reset();
       ctx.stats.reset();
       ctx.issuer.reset();
       ctx.apiLimiter.reset();
@@ -201,7 +218,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   };
 
   registerApiRoutes(app, ctx);
+  registerExchangeRoutes(app, ctx);
+  registerTransferRoutes(app, ctx);
+  registerDepositAddressRoutes(app, ctx);
+  registerOrchestrationRoutes(app, ctx);
   registerAdminRoutes(app, sandbox, (id) => ctx.store.get(id) !== undefined);
+  registerExtAdminRoutes(app, sandbox);
   if (options.identities) {
     sandbox.seedIdentities(syntheticSeedRows(options.identities, seed) as Iterable<SeedIdentity>);
   }
@@ -224,6 +246,7 @@ function pickLimits(o: SandboxOptions): Partial<Limits> {
     penaltyS: o.penaltyS,
     duplicatePolicy: o.duplicatePolicy,
     tokenTtlS: o.tokenTtlS,
+    endpointRateLimits: o.endpointRateLimits,
   };
 }
 
@@ -274,6 +297,7 @@ function collectStats(ctx: SandboxContext, startedAt: string): SandboxStats {
     })),
     faults: { ...ctx.faults.counts, revocations: ctx.issuer.revocations },
     writes: { ...ctx.writes },
+    ext: ctx.ext.counts(),
     integrity: ctx.store.integritySnapshot(),
     memory: { rssBytes: mem.rss, heapUsedBytes: mem.heapUsed },
   };

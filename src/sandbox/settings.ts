@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
+import { normalizeEndpointRates } from "./endpoint-limits.ts";
 import type { Limits, SandboxClient, SandboxOptions } from "./types.ts";
-import { SCOPES } from "./types.ts";
+import { READ_ONLY_SCOPES, SCOPES } from "./types.ts";
 
 export const DEFAULT_LIMITS: Limits = Object.freeze({
   rateLimitRps: 50,
@@ -9,6 +10,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   penaltyS: 300,
   duplicatePolicy: "allow",
   tokenTtlS: 3600,
+  endpointRateLimits: Object.freeze({}),
 });
 
 /** Throws a RangeError naming the setting when a limit is out of range. */
@@ -29,6 +31,7 @@ export function checkLimits(l: Partial<Limits>): void {
   if (l.duplicatePolicy !== undefined && !["allow", "reject"].includes(l.duplicatePolicy)) {
     throw new RangeError(`duplicatePolicy must be allow or reject, got ${l.duplicatePolicy}`);
   }
+  if (l.endpointRateLimits !== undefined) normalizeEndpointRates(l.endpointRateLimits);
 }
 
 /** Checks the start options that are not faults or limits. */
@@ -58,18 +61,18 @@ export function checkStartOptions(o: SandboxOptions): void {
   }
 }
 
-/** One read-write client (all three scopes) and one read-only client, with throwaway secrets. */
+/** One read-write client (every scope) and one read-only client (every read), throwaway secrets. */
 export function defaultClients(): SandboxClient[] {
   return [
     {
       clientId: "sandbox-client",
       clientSecret: randomBytes(24).toString("base64url"),
-      scopes: [SCOPES.readIdentity, SCOPES.readControl, SCOPES.writeControl],
+      scopes: Object.values(SCOPES),
     },
     {
       clientId: "sandbox-read-only",
       clientSecret: randomBytes(24).toString("base64url"),
-      scopes: [SCOPES.readIdentity, SCOPES.readControl],
+      scopes: [...READ_ONLY_SCOPES],
     },
   ];
 }

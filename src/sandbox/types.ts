@@ -1,3 +1,5 @@
+import type { ExtCounts, SandboxExtApi } from "./ext-types.ts";
+
 /**
  * Public types of the sandbox: the options it starts with, the records it serves and the stats it
  * reports. Other engineers code against these names; keep them stable.
@@ -40,6 +42,11 @@ export interface Limits {
   penaltyS: number;
   duplicatePolicy: DuplicatePolicy;
   tokenTtlS: number;
+  /**
+   * Per-endpoint requests/s overriding the platform's table (endpoint path → rps, 0 = unlimited);
+   * see `effectiveRps`. Setting it replaces the whole table.
+   */
+  endpointRateLimits: Readonly<Record<string, number>>;
 }
 
 export interface SandboxClient {
@@ -167,6 +174,8 @@ export interface SandboxStats {
     revocations: number;
   };
   writes: { creates: number; deletes: number };
+  /** Records of the rest of the interface (exchange, transfers, deposit addresses, rules). */
+  ext: ExtCounts;
   integrity: Integrity;
   memory: { rssBytes: number; heapUsedBytes: number };
 }
@@ -180,7 +189,7 @@ export interface AddControlInput {
   deleted?: boolean;
 }
 
-export interface Sandbox {
+export interface Sandbox extends SandboxExtApi {
   readonly apiUrl: string;
   readonly tokenUrl: string;
   readonly adminUrl: string;
@@ -207,7 +216,21 @@ export const SCOPES = {
   readIdentity: "identity:read_identity",
   readControl: "identity:read_identity_control",
   writeControl: "identity:write_identity_control",
+  readQuoteExecution: "exchange:read_quote_execution",
+  readOrder: "exchange:read_order",
+  writeInternalTransfer: "transfer:write_internal_transfer",
+  readDepositAddress: "transfer:read_deposit_address",
+  writeOrchestrationRule: "orchestration:write_orchestration_rule",
 } as const;
+
+/** The scopes a read-only client holds: every read of the interface, no write. */
+export const READ_ONLY_SCOPES: readonly string[] = Object.freeze([
+  SCOPES.readIdentity,
+  SCOPES.readControl,
+  SCOPES.readQuoteExecution,
+  SCOPES.readOrder,
+  SCOPES.readDepositAddress,
+]);
 
 export const CONTROL_TYPES = ["SELL_ONLY", "CLOSED", "FROZEN", "DORMANT"] as const;
 /** Types a client may create; FROZEN is the platform's own. */

@@ -1,0 +1,42 @@
+import type { FastifyInstance } from "fastify";
+import { answerWrite } from "./api-routes.ts";
+import { ORCHESTRATION_RULE_PATH, type RouteConfig, type SandboxContext } from "./context.ts";
+import { ProblemError, sendProblem } from "./problem.ts";
+import { SCOPES } from "./types.ts";
+
+const config = (c: RouteConfig) => c;
+
+/**
+ * `DELETE /v2/orchestration/rules/{id}`: deletes a rule and answers `{rule}` as it now stands
+ * (status DELETED). An unknown id and an already deleted one are both 404, the detail saying which.
+ *
+ * @example
+ *   registerOrchestrationRoutes(app, ctx);
+ */
+export function registerOrchestrationRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+  app.delete(
+    ORCHESTRATION_RULE_PATH,
+    { config: config({ endpoint: ORCHESTRATION_RULE_PATH, scope: SCOPES.writeOrchestrationRule }) },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const outcome = ctx.ext.rules.delete(id, new Date());
+      if (outcome.kind === "not_found") {
+        throw new ProblemError(404, `orchestration rule ${id} not found`);
+      }
+      if (outcome.kind === "already_deleted") {
+        throw new ProblemError(
+          404,
+          `orchestration rule ${id} not found: it was deleted at ${outcome.deletedAt}`,
+        );
+      }
+      return answerWrite(ctx, request, reply, { rule: outcome.rule });
+    },
+  );
+
+  app.route({
+    method: ["POST", "PUT", "PATCH"],
+    url: ORCHESTRATION_RULE_PATH,
+    handler: async (request, reply) =>
+      sendProblem(reply, 405, `${request.method} is not allowed on ${ORCHESTRATION_RULE_PATH}`),
+  });
+}

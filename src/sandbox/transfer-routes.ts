@@ -1,0 +1,110 @@
+import type { FastifyInstance } from "fastify";
+import { answerWrite } from "./api-routes.ts";
+import { INTERNAL_TRANSFER_PATH, type RouteConfig, type SandboxContext } from "./context.ts";
+import { formatDecimal, parsePositiveDecimal } from "./decimal.ts";
+import {
+  assetField,
+  badRequest,
+  checkMetadata,
+  objectOf,
+  onlyFields,
+  optionalString,
+  requiredString,
+} from "./field-checks.ts";
+import { ProblemError, sendProblem } from "./problem.ts";
+import type { InternalTransfer } from "./transfer-store.ts";
+import { SCOPES } from "./types.ts";
+
+const config = (c: RouteConfig) => c;
+
+const TRANSFER_FIELDS = [
+  "from_profile_id",
+  "to_profile_id",
+  "amount",
+  "asset",
+  "ref_id",
+  "metadata",
+  "from_identity_id",
+  "from_account_id",
+  "to_identity_id",
+  "to_account_id",
+  "recipient_metadata",
+] as const;
+
+/** The request body, checked field by field (RangeError naming the field). */
+export function transferBody(raw: unknown): InternalTransfer {
+  const b = objectOf(raw, "the body");
+  onlyFields(b, TRANSFER_FIELDS, "the body");
+  const from = requiredString(b, "from_profile_id");
+  const to = requiredString(b, "to_profile_id");
+  if (b.amount === undefined || b.amount === null || b.amount === "") {
+    throw new RangeError('amount is required: a decimal string like "0.05"');
+  }
+  const amount = parsePositiveDecimal(b.amount, "amount");
+  const asset = assetField(b, "asset");
+  if (from === to) throw new RangeError("from_profile_id and to_profile_id must differ");
+  return {
+    fromProfileId: from,
+    toProfileId: to,
+    amount,
+    asset,
+    refId: optionalString(b, "ref_id"),
+    metadata: checkMetadata(b.metadata, "metadata"),
+    recipientMetadata: checkMetadata(b.recipient_metadata, "recipient_metadata"),
+    fromIdentityId: optionalString(b, "from_identity_id"),
+    fromAccountId: optionalString(b, "from_account_id"),
+    toIdentityId: optionalString(b, "to_identity_id"),
+    toAccountId: optionalString(b, "to_account_id"),
+  };
+}
+
+/**
+ * `POST /v2/transfer/internal`: moves an asset between two profiles of the account, atomically.
+ *
+ * Choices where the issue leaves room: the transfer completes at once (status COMPLETED, balances
+ * moved before the answer); a ref_id is unique across the account, and its replay answers 200 with
+ * the original sender record whatever the new body says (after the body is checked, before the
+ * profiles and the balance are, so a replay never fails for funds already moved); both profiles
+ * must exist (404 naming the field); an overdraft is a 409 stating available and needed amounts;
+ * the fee comes from the fee table (0 unless seeded) and is paid by the sender; the credit record
+ * carries recipient_metadata and to_identity_id/to_account_id. Unknown body fields are a 400.
+ *
+ * @example
+ *   registerTransferRoutes(app, ctx);
+ */
+export function registerTransferRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+  const { ext } = ctx;
+
+  app.post(
+    INTERNAL_TRANSFER_PATH,
+    { config: config({ endpoint: INTERNAL_TRANSFER_PATH, scope: SCOPES.writeInternalTransfer }) },
+    async (request, reply) => {
+      const t = badRequest(() => transferBody(request.body));
+      if (t.refId !== undefined) {
+        const original = ext.transfers.byRefId(t.refId);
+        if (original) return original;
+      }
+      for (const [field, id] of [
+        ["from_profile_id", t.fromProfileId],
+        ["to_profile_id", t.toProfileId],
+      ] as const) {
+        if (!ext.hasProfile(id)) throw new ProblemError(404, `${field}: profile ${id} not found`);
+      }
+      const outcome = ext.transfers.transfer(t, new Date());
+      if (outcome.kind === "insufficient") {
+        throw new ProblemError(
+          409,
+          `insufficient funds: profile ${t.fromProfileId} has ${formatDecimal(outcome.available)} ${t.asset} available; the transfer needs ${formatDecimal(outcome.needed)} (amount ${formatDecimal(t.amount)} + fee ${formatDecimal(outcome.fee)})`,
+        );
+      }
+      return answerWrite(ctx, request, reply, outcome.debit);
+    },
+  );
+
+  app.route({
+    method: ["GET", "PUT", "DELETE", "PATCH"],
+    url: INTERNAL_TRANSFER_PATH,
+    handler: async (request, reply) =>
+      sendProblem(reply, 405, `${request.method} is not allowed on ${INTERNAL_TRANSFER_PATH}`),
+  });
+}
