@@ -44,6 +44,10 @@ interface EndpointBudget {
  * the 429 penalty: after a 429 nothing more goes to that endpoint until Retry-After (or `penaltyS`)
  * has passed, no probing, and its rate is halved for the rest of the run. Other endpoints go on.
  *
+ * What the platform can observe in a window of W seconds is at most `rate·W + concurrency`: the
+ * sends are budgeted, but requests in flight during a server stall land together. Against 50 rps
+ * over 300 s with the default 40 rps that leaves room for 3,000, so concurrency never matters there.
+ *
  * @example
  *   const budget = new RateBudget({ rate: 40, penaltyS: 300, logger });
  *   await budget.waitOpen("/v2/identity/controls", signal);
