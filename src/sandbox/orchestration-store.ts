@@ -49,9 +49,25 @@ function optional<T extends object>(o: T, extra: Record<string, string | undefin
   return o;
 }
 
+/** Names nested fields by their path ("destination.crypto.network ..."), not their bare name. */
+function within<T>(prefix: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof RangeError && !err.message.startsWith(prefix)) {
+      throw new RangeError(`${prefix}.${err.message}`);
+    }
+    throw err;
+  }
+}
+
 /** A rule's source: a crypto or fiat deposit (instructions generated when absent) or a profile. */
 function sourceOf(raw: unknown): RuleEndpoint {
   const [kind, b] = variantOf(raw, "source");
+  return within(`source.${kind}`, () => sourceVariant(kind, b));
+}
+
+function sourceVariant(kind: keyof RuleEndpoint, b: Body): RuleEndpoint {
   if (kind === "crypto") {
     onlyFields(b, ["network", "address", "address_id"], "source.crypto");
     const network = enumValue(b, "network", CRYPTO_NETWORKS);
@@ -82,6 +98,10 @@ function sourceOf(raw: unknown): RuleEndpoint {
 /** A rule's destination: a crypto address, a bank account or a profile. */
 function destinationOf(raw: unknown): RuleEndpoint {
   const [kind, b] = variantOf(raw, "destination");
+  return within(`destination.${kind}`, () => destinationVariant(kind, b));
+}
+
+function destinationVariant(kind: keyof RuleEndpoint, b: Body): RuleEndpoint {
   if (kind === "crypto") {
     onlyFields(b, ["network", "address"], "destination.crypto");
     return {
