@@ -83,8 +83,16 @@ async function resumeOnce(kit: BenchKit, backend: BackendName, creates: number) 
       overhead_requests: need(posts + gets - remaining, "overhead_requests"),
       run_outcomes_after_resume: s?.outcomes,
       resumed_tool_requests: s
-        ? Object.fromEntries(Object.entries(s.requests).map(([k, v]) => [k, v.count]))
+        ? Object.fromEntries(
+            Object.entries(s.requests).map(([k, v]) => [
+              k,
+              { count: v.count, retries: v.retries, rate_limited: v.rate_limited },
+            ]),
+          )
         : null,
+      resumed_sandbox_429:
+        Object.values(after.rateLimited).reduce((a, b) => a + b, 0) -
+        Object.values(atKill.rateLimited).reduce((a, b) => a + b, 0),
       resumed_wall_s: Math.round(resumed.wallS * 10) / 10,
       creates_total: after.writes.creates,
       redundant_creates: redundant,
