@@ -9,6 +9,7 @@ import {
 } from "./ext-types.ts";
 import {
   checkMetadata,
+  compact,
   enumValue,
   instantField,
   objectOf,
@@ -75,10 +76,13 @@ export function addressFromSeed(
   const network = enumValue(b, "crypto_network", CRYPTO_NETWORKS);
   const id = optionalString(b, "id") ?? randomUUID();
   const createdAtMs = instantField(b, "created_at", now);
-  const record: DepositAddress = {
+  const record: DepositAddress = compact({
     id,
     profile_id: requiredString(b, "profile_id"),
     customer_id: customerId,
+    identity_id: optionalString(b, "identity_id"),
+    account_id: optionalString(b, "account_id"),
+    ref_id: optionalString(b, "ref_id"),
     crypto_network: network,
     address: optionalString(b, "address", 200) ?? addressFor(network, id),
     conversion_target_asset: enumValue(
@@ -90,11 +94,7 @@ export function addressFromSeed(
     compatible_crypto_networks: [network],
     metadata: checkMetadata(b.metadata, "metadata"),
     created_at: new Date(createdAtMs).toISOString(),
-  };
-  for (const field of ["identity_id", "account_id", "ref_id"] as const) {
-    const v = optionalString(b, field);
-    if (v !== undefined) record[field] = v;
-  }
+  });
   return { id, createdAtMs, record };
 }
 

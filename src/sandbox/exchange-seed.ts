@@ -22,6 +22,7 @@ import {
 import {
   type Body,
   checkMetadata,
+  compact,
   enumValue,
   instantField,
   objectOf,
@@ -77,7 +78,15 @@ export function executionFromSeed(raw: unknown, now: () => number): StoredExecut
       : parsePositiveDecimal(b.quote_amount, "quote_amount");
   const status = enumValue(b, "status", EXECUTION_STATUSES, "SETTLED");
   const createdAtMs = instantField(b, "created_at", now);
-  const record: QuoteExecution = {
+  let settledAt: string | undefined;
+  if (status === "SETTLED") {
+    const settledAtMs = instantField(b, "settled_at", () => createdAtMs);
+    if (settledAtMs < createdAtMs) throw new RangeError("settled_at must not precede created_at");
+    settledAt = new Date(settledAtMs).toISOString();
+  } else if (b.settled_at !== undefined && b.settled_at !== null) {
+    throw new RangeError("a CREATED quote execution has no settled_at; use status SETTLED");
+  }
+  const record: QuoteExecution = compact({
     id: optionalString(b, "id") ?? randomUUID(),
     profile_id: requiredString(b, "profile_id"),
     quote_id: optionalString(b, "quote_id") ?? randomUUID(),
@@ -90,15 +99,9 @@ export function executionFromSeed(raw: unknown, now: () => number): StoredExecut
     quote_amount: formatDecimal(quoteAmount),
     quote_asset: quote,
     created_at: new Date(createdAtMs).toISOString(),
+    settled_at: settledAt,
     metadata: checkMetadata(b.metadata, "metadata"),
-  };
-  if (status === "SETTLED") {
-    const settledAtMs = instantField(b, "settled_at", () => createdAtMs);
-    if (settledAtMs < createdAtMs) throw new RangeError("settled_at must not precede created_at");
-    record.settled_at = new Date(settledAtMs).toISOString();
-  } else if (b.settled_at !== undefined && b.settled_at !== null) {
-    throw new RangeError("a CREATED quote execution has no settled_at; use status SETTLED");
-  }
+  });
   return { id: record.id, createdAtMs, record };
 }
 
@@ -247,9 +250,10 @@ export function orderFromSeed(
     status = "REJECTED";
     modifiedAtMs = placedAtMs;
   }
-  const record: Order = {
+  const record: Order = compact({
     id: optionalString(b, "id") ?? randomUUID(),
     profile_id: requiredString(b, "profile_id"),
+    ref_id: optionalString(b, "ref_id"),
     status,
     side,
     market: enumValue(b, "market", MARKETS),
@@ -257,22 +261,19 @@ export function orderFromSeed(
     price: formatDecimal(amounts.price ?? 0n),
     base_amount: formatDecimal(amounts.base_amount ?? 0n),
     quote_amount: formatDecimal(amounts.quote_amount ?? 0n),
+    stop_price: amounts.stop_price === undefined ? undefined : formatDecimal(amounts.stop_price),
     metadata: checkMetadata(b.metadata, "metadata"),
     created_at: new Date(placedAtMs).toISOString(),
     modified_at: new Date(modifiedAtMs).toISOString(),
     amount_filled: formatDecimal(rejection === undefined ? filled : 0n),
     volume_weighted_average_price: formatDecimal(rejection === undefined ? vwap : 0n),
     time_in_force: timeInForce,
+    expiration_date: exp === undefined ? undefined : new Date(exp.ms).toISOString(),
+    identity_id: identityId,
+    identity_account_id: identityAccountId,
+    recipient_profile_id: optionalString(b, "recipient_profile_id"),
     is_triggered: (b.is_triggered as boolean | undefined) ?? false,
-  };
-  const refId = optionalString(b, "ref_id");
-  if (refId !== undefined) record.ref_id = refId;
-  if (amounts.stop_price !== undefined) record.stop_price = formatDecimal(amounts.stop_price);
-  if (exp !== undefined) record.expiration_date = new Date(exp.ms).toISOString();
-  if (identityId !== undefined) record.identity_id = identityId;
-  if (identityAccountId !== undefined) record.identity_account_id = identityAccountId;
-  const recipient = optionalString(b, "recipient_profile_id");
-  if (recipient !== undefined) record.recipient_profile_id = recipient;
+  });
   return {
     stored: { record, placedAtMs, closedAtMs: closedAt(record, modifiedAtMs) },
     rejection,

@@ -149,6 +149,17 @@ export function instantField(b: Body, field: string, fallback: () => number): nu
   return parseInstant(v, field).ms;
 }
 
+/**
+ * The record without its undefined fields, so optional fields are omitted from answers while the
+ * literal that builds the record keeps the wire order.
+ */
+export function compact<T extends object>(record: T): T {
+  for (const k of Object.keys(record) as (keyof T)[]) {
+    if (record[k] === undefined) delete record[k];
+  }
+  return record;
+}
+
 /** Runs a check and turns its RangeError into a 400 problem with the same words. */
 export function badRequest<T>(fn: () => T): T {
   try {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { formatDecimal } from "./decimal.ts";
 import type { Balance, Metadata, TransferRecord } from "./ext-types.ts";
+import { compact } from "./field-checks.ts";
 
 export interface InternalTransfer {
   fromProfileId: string;
@@ -86,42 +87,49 @@ export class TransferStore {
     this.setBalance(t.toProfileId, t.asset, this.balanceOf(t.toProfileId, t.asset) + t.amount);
     const at = now.toISOString();
     const groupId = randomUUID();
-    const common = {
-      customer_id: this.customerId,
-      amount: formatDecimal(t.amount),
-      asset: t.asset,
-      balance_asset: t.asset,
-      status: "COMPLETED" as const,
-      group_id: groupId,
-      created_at: at,
-      updated_at: at,
-    };
-    const debit: TransferRecord = {
-      id: randomUUID(),
+    const record = (
+      side: "DEBIT" | "CREDIT",
+      fields: Pick<TransferRecord, "profile_id" | "fee" | "total" | "metadata"> &
+        Partial<Pick<TransferRecord, "ref_id" | "identity_id" | "account_id">>,
+    ): TransferRecord =>
+      compact({
+        id: randomUUID(),
+        customer_id: this.customerId,
+        profile_id: fields.profile_id,
+        ref_id: fields.ref_id,
+        amount: formatDecimal(t.amount),
+        fee: fields.fee,
+        total: fields.total,
+        asset: t.asset,
+        balance_asset: t.asset,
+        direction: side,
+        type: side === "DEBIT" ? "INTERNAL_TRANSFER_DEBIT" : "INTERNAL_TRANSFER_CREDIT",
+        status: "COMPLETED",
+        group_id: groupId,
+        metadata: fields.metadata,
+        identity_id: fields.identity_id,
+        account_id: fields.account_id,
+        created_at: at,
+        updated_at: at,
+      });
+    const debit = record("DEBIT", {
       profile_id: t.fromProfileId,
-      ...common,
+      ref_id: t.refId,
       fee: formatDecimal(fee),
       total: formatDecimal(needed),
-      direction: "DEBIT",
-      type: "INTERNAL_TRANSFER_DEBIT",
       metadata: t.metadata,
-    };
+      identity_id: t.fromIdentityId,
+      account_id: t.fromAccountId,
+    });
     // The receiver pays no fee: its balance change (amount - fee for a deposit) is the amount.
-    const credit: TransferRecord = {
-      id: randomUUID(),
+    const credit = record("CREDIT", {
       profile_id: t.toProfileId,
-      ...common,
       fee: "0",
       total: formatDecimal(t.amount),
-      direction: "CREDIT",
-      type: "INTERNAL_TRANSFER_CREDIT",
       metadata: t.recipientMetadata,
-    };
-    if (t.refId !== undefined) debit.ref_id = t.refId;
-    if (t.fromIdentityId !== undefined) debit.identity_id = t.fromIdentityId;
-    if (t.fromAccountId !== undefined) debit.account_id = t.fromAccountId;
-    if (t.toIdentityId !== undefined) credit.identity_id = t.toIdentityId;
-    if (t.toAccountId !== undefined) credit.account_id = t.toAccountId;
+      identity_id: t.toIdentityId,
+      account_id: t.toAccountId,
+    });
     this.ledger.push(debit, credit);
     if (t.refId !== undefined) this.byRef.set(t.refId, debit);
     return { kind: "done", debit, credit };
