@@ -2,6 +2,7 @@ import type { Options } from "yargs";
 import type { Argv } from "../config.ts";
 import { isLoopbackHost } from "../config.ts";
 import { UserError } from "../errors.ts";
+import { normalizeEndpointRates } from "./endpoint-limits.ts";
 import type { SandboxOptions } from "./types.ts";
 
 /** The `sandbox` command's flags (yargs table). Defaults are applied in {@link sandboxOptionsFromArgv}. */
@@ -44,6 +45,12 @@ export const sandboxFlags = {
     type: "number",
     defaultDescription: "50",
     describe: "Requests/s per client and endpoint, averaged over --rate-window-s; 0 = off.",
+  },
+  "endpoint-rate-limit": {
+    type: "string",
+    array: true,
+    describe:
+      "PATH=RPS: one endpoint's own limit instead of the platform's share of --rate-limit (transfers 20/50, quote executions 10/50), e.g. /v2/profiles/*/quote-executions=2. Repeatable.",
   },
   "token-rate-limit": {
     type: "number",
@@ -126,6 +133,30 @@ function numberFlag(argv: Argv, flag: string, rule: NumberRule): number | undefi
   return v;
 }
 
+/** `--endpoint-rate-limit PATH=RPS`, repeatable, into the override table. */
+function endpointRatesFromArgv(argv: Argv): Record<string, number> | undefined {
+  const raw = argv["endpoint-rate-limit"];
+  if (raw === undefined) return undefined;
+  const table: Record<string, number> = {};
+  for (const entry of (Array.isArray(raw) ? raw : [raw]).map(String)) {
+    const eq = entry.lastIndexOf("=");
+    const rps = eq > 0 ? Number(entry.slice(eq + 1)) : Number.NaN;
+    if (eq <= 0 || entry.slice(eq + 1).trim() === "" || !Number.isFinite(rps) || rps < 0) {
+      throw new UserError(
+        `--endpoint-rate-limit takes PATH=RPS with RPS a number >= 0 (0 = unlimited), got ${JSON.stringify(entry)}.`,
+      );
+    }
+    table[entry.slice(0, eq)] = rps;
+  }
+  try {
+    return normalizeEndpointRates(table);
+  } catch (err) {
+    throw new UserError(
+      `--endpoint-rate-limit: ${(err as Error).message.replace(/^endpointRateLimits: /, "")}.`,
+    );
+  }
+}
+
 const FRACTION: NumberRule = { min: 0, max: 1 };
 const NON_NEGATIVE: NumberRule = { min: 0 };
 
@@ -171,6 +202,8 @@ export function sandboxOptionsFromArgv(
     tokenTtlS: numberFlag(argv, "token-ttl-s", { above: 0 }),
     duplicatePolicy: policy as "allow" | "reject" | undefined,
   };
+  const endpointRateLimits = endpointRatesFromArgv(argv);
+  if (endpointRateLimits !== undefined) Object.assign(options, { endpointRateLimits });
   if (argv["from-db"] === true && options.identities !== undefined) {
     throw new UserError("--from-db and --identities are exclusive: seed from one or the other.");
   }
