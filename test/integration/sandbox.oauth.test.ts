@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Sandbox, SCOPES, startSandbox } from "../../src/sandbox/index.ts";
+import { READ_ONLY_SCOPES, type Sandbox, SCOPES, startSandbox } from "../../src/sandbox/index.ts";
 import {
   assertProblem,
   CONTROLS,
@@ -125,12 +125,10 @@ describe("sandbox OAuth2 client credentials", () => {
     assert.equal(res.body.error, "invalid_scope");
   });
 
-  it("gives the read-only client the two read scopes and refuses it writes with 403", async () => {
+  it("gives the read-only client every read scope and no write scope, and refuses it writes with 403", async () => {
     const res = await requestToken(sandbox, { readOnly: true });
-    assert.deepEqual(
-      res.body.scope.split(" ").sort(),
-      [SCOPES.readIdentity, SCOPES.readControl].sort(),
-    );
+    assert.deepEqual(res.body.scope.split(" ").sort(), [...READ_ONLY_SCOPES].sort());
+    assert.ok(!res.body.scope.includes("write"));
     const token = res.body.access_token;
     assert.equal(
       (await call(sandbox, token, "GET", CONTROLS, { query: { identity_id: identityId } })).status,
