@@ -97,7 +97,7 @@ export async function applyUnderFaults(w: Workload, opts: FaultOptions): Promise
         opts.log(`  refused or failed: ${r.stderr.trim().split("\n").slice(-2).join(" | ")}`);
         if (resume) refused.add(resume);
         // When the tool refuses to start because a run is unfinished, it names the run to resume.
-        const named = /--resume (\S+)/.exec(r.stderr)?.[1];
+        const named = /--resume (\d{8}-\d{6}-[0-9a-f]+)/.exec(r.stderr)?.[1];
         resume = named && !refused.has(named) ? named : undefined;
       } else {
         throw new Error(`apply exited ${r.code}; stderr:\n${r.stderr.slice(-4000)}`);

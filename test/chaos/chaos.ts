@@ -11,7 +11,8 @@
  * re-running until the tool reports done. After each phase the sandbox, the journal and the last
  * summary.json are checked against each other. Prints ONE JSON line of figures on stdout, appends
  * it to bench-results/chaos.jsonl, and exits 1 on any duplicate or missing control, non-final
- * journal action, report mismatch or unfinished run. Progress goes to stderr.
+ * journal action, report mismatch, apply exit other than 0 or 3, or unfinished run. Progress goes
+ * to stderr.
  *
  * PostgreSQL: --database-url or env TEST_DATABASE_URL is an admin URL; a throwaway database is
  * created on that server and dropped afterwards. Without one, embedded PGlite is used.
@@ -207,12 +208,16 @@ try {
     stray: total("stray"),
     non_final_actions: total("nonFinalActions"),
     report_mismatches: verdicts.reduce((n, v) => n + v.reportMismatches.length, 0),
+    // Under the fault mix the tool may stop with 3 (some actions failed, a re-run retries them);
+    // any other non-zero exit means it did not cope.
+    apply_failures: faults.figures.apply_exit_codes.filter((c) => c !== 0 && c !== 3).length,
   });
   ok =
     total("duplicates") === 0 &&
     total("missing") === 0 &&
     total("stray") === 0 &&
     total("nonFinalActions") === 0 &&
+    line.apply_failures === 0 &&
     line.report_mismatches === 0;
 } catch (err) {
   line.error = (err as Error).message.slice(0, 2000);
