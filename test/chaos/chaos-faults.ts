@@ -7,6 +7,7 @@
  *   const r = await applyUnderFaults(workload, { args, maxRuns: 6, revokeEveryMs: 10_000, ... });
  *   r.runs; // [3, 0]: one re-run was needed
  */
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunSummary } from "../../src/reports/summary.ts";
 import { type CliResult, runCli } from "../helpers/cli.ts";
@@ -79,6 +80,9 @@ export async function applyUnderFaults(w: Workload, opts: FaultOptions): Promise
         w.env,
       );
       exitCodes.push(r.code ?? -1);
+      // Kept with the reports for a post-mortem (the folder is removed when the suite passes).
+      mkdirSync(out, { recursive: true });
+      writeFileSync(join(out, "stderr.log"), r.stderr);
       const summary = r.stdout.trim() ? (JSON.parse(r.stdout) as RunSummary) : undefined;
       if (summary) outcomes.push(summary.outcomes);
       opts.log(

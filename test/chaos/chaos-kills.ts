@@ -7,6 +7,7 @@
  *   const r = await killAndResume(workload, { kills: 10, seed: 7, args, reportDir });
  *   r.killsSurvived; // 10
  */
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunSummary } from "../../src/reports/summary.ts";
 import { prng } from "../../src/synthetic.ts";
@@ -72,6 +73,8 @@ export async function killAndResume(w: Workload, opts: KillOptions): Promise<Kil
     );
     child.kill("SIGKILL");
     const r = await done;
+    mkdirSync(opts.reportDir, { recursive: true });
+    writeFileSync(join(opts.reportDir, `killed-${killedAt.length + 1}.log`), r.stderr);
     if (r.signal !== "SIGKILL") {
       throw new Error(
         `apply ended by itself (exit ${r.code}) before kill point ${goal}; stderr:\n${r.stderr}`,
@@ -88,9 +91,10 @@ export async function killAndResume(w: Workload, opts: KillOptions): Promise<Kil
   if (!runId) throw new Error("no kill happened");
   opts.log(`apply --resume ${runId}: to completion`);
   const final = await runCli(
-    ["apply", "--resume", runId, "--yes", "--json", "--out", join(opts.reportDir), ...opts.args],
+    ["apply", "--resume", runId, "--yes", "--json", "--out", opts.reportDir, ...opts.args],
     w.env,
   );
+  writeFileSync(join(opts.reportDir, "final.log"), final.stderr);
   if (final.code !== 0) {
     throw new Error(`the last resume exited ${final.code}; stderr:\n${final.stderr}`);
   }
