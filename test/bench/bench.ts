@@ -9,7 +9,7 @@
  *   npm run bench -- --only a,c --sizes 100000,1000000 --backends postgres
  *
  * Scenarios: a plan at scale, c memory scaling (from a), b apply throughput and naive baselines,
- * d resume cost after SIGKILL. PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (an admin URL;
+ * d resume cost after SIGKILL, e a second plan on the same database. PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (an admin URL;
  * a throwaway database is created per run), else a throwaway server started from
  * /usr/lib/postgresql/*\/bin, else the PostgreSQL variants are skipped with the reason printed.
  */
@@ -24,12 +24,15 @@ import { type BenchKit, REPO_ROOT, round } from "./scenario-kit.ts";
 import { memoryScenario } from "./scenario-memory.ts";
 import { type PlanRunFigures, planScenario } from "./scenario-plan.ts";
 import { type BackendName, findPostgres, type PostgresServer } from "./scenario-postgres.ts";
+import { repeatScenario } from "./scenario-repeat.ts";
 import { resumeScenario } from "./scenario-resume.ts";
 
 const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] [--backends postgres,pglite] [--dist]
   --quick      small sizes and short timings (smoke test for CI)
-  --only       scenarios to run: a plan, b apply, c memory scaling, d resume (default all)
-  --sizes      source sizes of the plan scenario (default 100000,1000000; quick 2000,10000)
+  --only       scenarios to run: a plan, b apply, c memory scaling, d resume, e repeat plan
+               (default all)
+  --sizes      source sizes of scenario a, smallest also for e (default 100000,1000000;
+               quick 2000,10000)
   --backends   database backends (default postgres,pglite)
   --dist       run the tool as node dist/src/cli.js (after npm run build) instead of tsx
 Env: BENCH_DATABASE_URL or TEST_DATABASE_URL = PostgreSQL admin URL (else a throwaway server).`;
@@ -50,13 +53,14 @@ if (values.help) {
   process.exit(0);
 }
 
-const ORDER = ["a", "c", "b", "d"] as const;
+const ORDER = ["a", "c", "b", "d", "e"] as const;
 type ScenarioId = (typeof ORDER)[number];
 const NAMES: Record<ScenarioId, string> = {
   a: "a-plan",
   b: "b-apply",
   c: "c-memory-scaling",
   d: "d-resume-cost",
+  e: "e-repeat-plan",
 };
 
 function list(raw: string, what: string): string[] {
@@ -192,7 +196,8 @@ for (const id of selected) {
       planRuns = figures.runs as PlanRunFigures[];
     } else if (id === "c") figures = await memoryScenario(kit, planRuns);
     else if (id === "b") figures = await applyScenario(kit);
-    else figures = await resumeScenario(kit);
+    else if (id === "d") figures = await resumeScenario(kit);
+    else figures = await repeatScenario(kit);
     emit({
       scenario: NAMES[id],
       status: "ok",

@@ -57,7 +57,9 @@ function logLines(stderr: string): LogLine[] {
 
 /**
  * Where the time went, from the tool's log: process start-up (tsx, connect, migrations), the
- * source pass, the platform listing, then findings + report, then exit.
+ * source pass, the platform listing, then everything after the listing (marking unlisted
+ * candidates not found, looking up SELL_ONLY holders outside the source, findings, report), then
+ * exit.
  */
 export function planPhases(run: ToolRun): Record<string, number | null> {
   const lines = logLines(run.stderr);
@@ -74,7 +76,7 @@ export function planPhases(run: ToolRun): Record<string, number | null> {
     startup: span(run.spawnedAt, started),
     source: span(started, reading),
     platform_listing: span(reading, listed),
-    findings_and_report: span(listed, finished),
+    after_listing: span(listed, finished),
     exit: span(finished, exited),
   };
 }
