@@ -28,7 +28,7 @@ export async function migrateToLatest(
   db: Kysely<any>,
   logger: Logger,
 ): Promise<MigrateResult> {
-  await sql`create schema if not exists ${sql.id(TOOL_SCHEMA)}`.execute(db);
+  await createToolSchema(db);
   await refuseNewerSchema(db);
 
   const migrator = new Migrator({
@@ -95,4 +95,19 @@ async function readAppliedNames(db: Kysely<any>): Promise<string[] | undefined> 
     .execute(db)
     .then((r) => r.rows);
   return rows.map((r) => r.name);
+}
+
+/**
+ * `create schema if not exists` is not safe against a concurrent twin in PostgreSQL: both pass the
+ * existence check and the loser fails on the catalog's unique index (23505) or with 42P06. The
+ * schema then exists, which is all we wanted.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: works on any Kysely, whatever its table types
+async function createToolSchema(db: Kysely<any>): Promise<void> {
+  try {
+    await sql`create schema if not exists ${sql.id(TOOL_SCHEMA)}`.execute(db);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code !== "23505" && code !== "42P06") throw err;
+  }
 }
