@@ -110,7 +110,9 @@ export function wrapPglite(pglite: PGlite, lock?: DataDirLock): DatabaseHandle {
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return handle(db, "pglite", async () => {
     try {
-      await db.destroy(); // the dialect's destroy() closes the PGlite instance
+      await db.destroy();
+      // Kysely skips the driver's destroy() (which closes PGlite) when no query ever ran.
+      if (!pglite.closed) await pglite.close();
     } finally {
       lock?.release();
     }
@@ -126,7 +128,11 @@ export function wrapPglite(pglite: PGlite, lock?: DataDirLock): DatabaseHandle {
  */
 export function wrapPgPool(pool: pg.Pool): DatabaseHandle {
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
-  return handle(db, "postgres", () => db.destroy()); // destroy() ends the pool
+  return handle(db, "postgres", async () => {
+    await db.destroy();
+    // Kysely skips the driver's destroy() (which ends the pool) when no query ever ran.
+    if (!pool.ended) await pool.end();
+  });
 }
 
 function handle(db: Kysely<Database>, backend: Backend, release: () => Promise<void>) {

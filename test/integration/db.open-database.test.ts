@@ -4,9 +4,10 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { PGlite } from "@electric-sql/pglite";
 import { sql } from "kysely";
 import type { GlobalConfig } from "../../src/config.ts";
-import { openDatabase } from "../../src/db/connect.ts";
+import { createPgPool, openDatabase, wrapPglite, wrapPgPool } from "../../src/db/connect.ts";
 import { UserError } from "../../src/errors.ts";
 import { silentLogger } from "../../src/log.ts";
 import { backends } from "../helpers/db.ts";
@@ -48,6 +49,15 @@ describe("openDatabase with embedded PGlite", () => {
     const rows = await sql<{ x: number }>`select x from kept`.execute(second.db);
     assert.deepEqual(rows.rows, [{ x: 42 }]);
     await second.close();
+  });
+
+  it("closes the PGlite instance even when the handle never ran a query", async () => {
+    // Kysely's destroy() skips the driver when it was never used; a PGlite left open keeps the
+    // process alive (seen with instances restored from a dump).
+    const pglite = new PGlite();
+    await pglite.waitReady;
+    await wrapPglite(pglite).close();
+    assert.equal(pglite.closed, true);
   });
 
   it("refuses a second opening of a data folder that is in use, naming --data-dir", async () => {
@@ -120,6 +130,15 @@ if (postgres) {
           /cm_no_such_database/.test(err.message) &&
           /--database-url/.test(err.message),
       );
+    });
+
+    it("ends the pool even when the handle never ran a query through Kysely", async () => {
+      const target = await postgres.target();
+      const pool = createPgPool(target.global.databaseUrl!);
+      await pool.query("select 1"); // leaves an idle client that would hold the process open
+      await wrapPgPool(pool).close();
+      assert.equal(pool.ended, true);
+      await target.drop();
     });
 
     it("returns int8 values as numbers, like PGlite", async () => {
