@@ -33,11 +33,11 @@ export async function identityStatesPage(
         select s.identity_id from controls_migration.source_rows s
         where s.run_id = ${runId} and s.valid and s.identity_id is not null
           and (s.user_disabled or s.admin_disabled or s.seq < 0)
-          and (${after}::text is null or s.identity_id > ${after})
+          ${after === null ? sql`` : sql`and s.identity_id > ${after}`}
         union
         select c.identity_id from controls_migration.snapshot_controls c
         where c.run_id = ${runId} and c.type = 'SELL_ONLY'
-          and (${after}::text is null or c.identity_id > ${after})
+          ${after === null ? sql`` : sql`and c.identity_id > ${after}`}
       ) u order by identity_id limit ${limit}
     )
     select ids.identity_id,
@@ -76,7 +76,7 @@ export async function insertFindings(db: Kysely<Database>, rows: NewFinding[]): 
   return out.map((r) => Number(r.id));
 }
 
-/** Invalid source rows become findings straight from SQL. */
+/** Invalid source rows (and warnings on kept rows) become findings straight from SQL. */
 export async function insertInvalidRowFindings(db: Kysely<Database>, runId: string): Promise<void> {
   await sql`
     insert into controls_migration.findings (run_id, identity_id, finding, user_disabled, admin_disabled, detail)
@@ -84,6 +84,15 @@ export async function insertInvalidRowFindings(db: Kysely<Database>, runId: stri
            anomaly || coalesce(': ' || anomaly_detail, '')
     from controls_migration.source_rows
     where run_id = ${runId} and anomaly is not null and valid is not true
+    order by seq
+  `.execute(db);
+  // Rows kept despite a warning (a non-UUID id under --non-uuid-ids warn) are reported too.
+  await sql`
+    insert into controls_migration.findings (run_id, identity_id, finding, user_disabled, admin_disabled, detail)
+    select run_id, identity_id, 'source_warning', user_disabled, admin_disabled,
+           anomaly || coalesce(': ' || anomaly_detail, '')
+    from controls_migration.source_rows
+    where run_id = ${runId} and anomaly is not null and valid and seq > 0
     order by seq
   `.execute(db);
 }

@@ -15,6 +15,7 @@ export const FINDING_KINDS = [
   "identity_not_found",
   "unknown_to_source",
   "invalid_source_row",
+  "source_warning",
   "read_failed",
 ] as const;
 export type FindingKind = (typeof FINDING_KINDS)[number];

@@ -7,6 +7,7 @@ import {
 } from "../db/finding-queries.ts";
 import { insertActions } from "../db/journal-queries.ts";
 import type { Database, NewAction, NewFinding } from "../db/schema.ts";
+import { analyzeRunTables } from "../db/snapshot-queries.ts";
 import {
   classifyIdentity,
   type Finding,
@@ -120,5 +121,6 @@ export async function computeFindings(
       actions += await insertActions(trx, journal);
     });
   }
+  await analyzeRunTables(db, "journal");
   return { identities, actions };
 }

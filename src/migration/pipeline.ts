@@ -385,7 +385,9 @@ async function finish(
   const actionsDone = Object.entries(outcomes)
     .filter(([k]) => k.startsWith("succeeded") || k.startsWith("failed"))
     .reduce((n, [, v]) => n + v, 0);
-  const status: RunStatus = interrupted ? "interrupted" : "completed";
+  // A run that leaves actions in doubt is not complete: the next apply points at it and --resume
+  // settles those actions by looking at the platform.
+  const status: RunStatus = interrupted ? "interrupted" : notFinal > 0 ? "failed" : "completed";
   const summary = await writeRunReport(
     db,
     {

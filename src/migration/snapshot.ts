@@ -3,6 +3,7 @@ import type { SourceConfig } from "../config.ts";
 import { journalIdentitiesOutsideSource } from "../db/journal-queries.ts";
 import type { Database, NewSnapshotControl, NewSnapshotIdentity } from "../db/schema.ts";
 import {
+  analyzeRunTables,
   candidatePage,
   clearSnapshotOf,
   insertSnapshot,
@@ -94,6 +95,7 @@ export async function bulkSnapshot(
     progress.tick(page.length);
   }
   progress.stop();
+  await analyzeRunTables(db, "snapshot");
   const missing = await markUnlistedCandidatesNotFound(db, runId);
   if (missing > 0)
     ctx.logger.warn(`${missing} candidate identities are absent from the platform's listing`);
@@ -126,6 +128,7 @@ export async function perIdentitySnapshot(ctx: SnapshotContext): Promise<Snapsho
     after = ids[ids.length - 1] ?? null;
   }
   ctx.progress.stop();
+  await analyzeRunTables(db, "snapshot");
   return { strategy: "per-identity", identitiesObserved: observed };
 }
 

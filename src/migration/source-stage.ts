@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { SourceConfig } from "../config.ts";
 import type { Database, NewSourceRow } from "../db/schema.ts";
-import { insertSourceRows, maxLookupSeq } from "../db/snapshot-queries.ts";
+import { analyzeRunTables, insertSourceRows, maxLookupSeq } from "../db/snapshot-queries.ts";
 import { lookupSourceRows, readSource } from "../db/source-reader.ts";
 import type { Progress } from "./progress.ts";
 
@@ -51,6 +51,7 @@ export async function loadSource(
     progress.tick(batch.rows.length);
   }
   progress.stop();
+  await analyzeRunTables(db, "source");
   return counts;
 }
 

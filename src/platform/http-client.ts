@@ -181,6 +181,8 @@ export class HttpClient {
         error = this.#statusError(key, spec, outcome.status, outcome.text, replayed);
       }
 
+      // Only two 401s in a row are fatal: a later revocation (after a retry) earns a fresh replay.
+      if (error.kind !== "unauthorized") replayed = false;
       metrics.error(key, error.kind);
       if (error.classification === "ambiguous") {
         m.ambiguous += 1;

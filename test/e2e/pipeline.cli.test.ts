@@ -76,6 +76,7 @@ const EXPECTED_FINDINGS = {
   identity_not_found: 1,
   unknown_to_source: 1,
   invalid_source_row: 1,
+  source_warning: 0,
   read_failed: 0,
 };
 

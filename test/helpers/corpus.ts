@@ -346,7 +346,12 @@ export const TEXT_FLAG_PLATFORM_IDS = [U.r!, U.s!, U.t!];
 
 /** The findings a case must produce under `policy`. */
 export function expectedFindings(c: CorpusCase, policy: Policy): readonly ExpectedFinding[] {
-  return policy === "reject" ? (c.reject ?? c.warn) : c.warn;
+  if (policy === "reject") return c.reject ?? c.warn;
+  if (!c.nonUuidWarning) return c.warn;
+  // A row kept despite the warning is also reported as a source_warning carrying the reason.
+  const src = c.nonUuidWarning.source;
+  const reason = src.startsWith("^") ? src.slice(1) : `.*${src}`;
+  return [...c.warn, { finding: "source_warning", detail: new RegExp(`^non_uuid_id: ${reason}`) }];
 }
 
 /** Seeds the sandbox with every platform identity of the corpus and its controls. */
