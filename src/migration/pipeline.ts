@@ -25,6 +25,7 @@ import {
 } from "../db/run-queries.ts";
 import type { RunMode, RunStatus } from "../db/schema.ts";
 import { countCandidates } from "../db/snapshot-queries.ts";
+import { countSource } from "../db/source-reader.ts";
 import { ExitCode, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { ClientMetrics, PlatformClient } from "../platform/index.ts";
@@ -32,14 +33,15 @@ import type { EndpointFigures, RunSummary } from "../reports/summary.ts";
 import { FINDING_KINDS } from "./classify.ts";
 import { type ExecutorContext, executeActions, resolveInDoubt } from "./executor.ts";
 import { computeFindings } from "./findings.ts";
-import type { Progress } from "./progress.ts";
+import { createProgress, type Progress } from "./progress.ts";
 import { reportDir, writeRunReport } from "./report.ts";
 import {
-  bulkSnapshot,
   chooseStrategy,
+  listPlatform,
   perIdentitySnapshot,
   type SnapshotContext,
   type StateStrategy,
+  settleBulkSnapshot,
 } from "./snapshot.ts";
 import { loadSource, type SourceCounts } from "./source-stage.ts";
 
@@ -227,19 +229,28 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
         strategy = "per-identity (re-verify the plan)";
         await perIdentitySnapshot(snapCtx);
       } else {
-        sourceCounts = await loadSource(db, deps.source, runId, deps.progress, deps.signal);
-        const candidates = await countCandidates(db, runId);
+        // Counting first checks the relation and columns before any request, and sizes `auto`.
+        const known = await countSource(db, deps.source);
         const choice = chooseStrategy(options.state, {
-          sourceRows: sourceCounts.rowsRead,
-          candidates,
+          sourceRows: known.total,
+          candidates: known.anyFlag,
         });
         logger.info(
           `Reading platform state with the ${choice.strategy} strategy (${choice.reason})`,
         );
         strategy = choice.strategy;
-        await (choice.strategy === "bulk"
-          ? bulkSnapshot(snapCtx, sourceCounts.rowsRead)
-          : perIdentitySnapshot(snapCtx));
+        if (choice.strategy === "bulk") {
+          // The listing waits on the rate budget; the source pass on the database: overlap them.
+          const quiet = createProgress({ enabled: false, logger });
+          [sourceCounts] = await Promise.all([
+            loadSource(db, deps.source, runId, quiet, deps.signal),
+            listPlatform(snapCtx, known.total),
+          ]);
+          await settleBulkSnapshot(snapCtx);
+        } else {
+          sourceCounts = await loadSource(db, deps.source, runId, deps.progress, deps.signal);
+          await perIdentitySnapshot(snapCtx);
+        }
       }
       await saveRunCounts(db, runId, {
         source_rows_read: sourceCounts.rowsRead,

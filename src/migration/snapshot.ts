@@ -73,8 +73,11 @@ const controlRow = (runId: string, identityId: string, c: IdentityControl): NewS
   deleted_at: c.deletedAt,
 });
 
-/** Bulk: every platform identity, 1000 a page, with `status_details.active_controls`. */
-export async function bulkSnapshot(
+/**
+ * Bulk, part 1: every platform identity, 1000 a page, with `status_details.active_controls`.
+ * Independent of the source pass, so the two run side by side.
+ */
+export async function listPlatform(
   ctx: SnapshotContext,
   expectedTotal: number | null,
 ): Promise<SnapshotResult> {
@@ -95,6 +98,16 @@ export async function bulkSnapshot(
     progress.tick(page.length);
   }
   progress.stop();
+  return { strategy: "bulk", identitiesObserved: observed };
+}
+
+/**
+ * Bulk, part 2, once both the listing and the source pass are stored: candidates the complete
+ * listing lacks are not found; platform identities holding a SELL_ONLY that the source pass did
+ * not keep get their source rows looked up.
+ */
+export async function settleBulkSnapshot(ctx: SnapshotContext): Promise<void> {
+  const { db, runId } = ctx;
   await analyzeRunTables(db, "snapshot");
   const missing = await markUnlistedCandidatesNotFound(db, runId);
   if (missing > 0)
@@ -107,7 +120,6 @@ export async function bulkSnapshot(
     await addLookedUpRows(db, ctx.source, runId, ids);
     after = ids[ids.length - 1] ?? null;
   }
-  return { strategy: "bulk", identitiesObserved: observed };
 }
 
 /** Per identity: list the controls of each candidate (and of identities the tool acted on before). */
