@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import type { Options } from "yargs";
 import { UserError } from "./errors.ts";
 import { LOG_LEVELS, type LogLevel } from "./log.ts";
+import { REASON_CODES } from "./platform/types.ts";
 import { Secret } from "./secret.ts";
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -410,19 +411,8 @@ export function yargsOptions<T extends Record<string, OptionSpec>>(
 // plan / apply / reconcile
 // ---------------------------------------------------------------------------------------------
 
-export const REASON_CODE_CHOICES = [
-  "OTHER",
-  "END_USER_REQUEST",
-  "INACTIVITY",
-  "COMPLIANCE_KYC",
-  "COMPLIANCE_EDD",
-  "COMPLIANCE_SCREENING",
-  "COMPLIANCE_INVESTIGATION",
-  "ONBOARDING_INCOMPLETE",
-  "RISK_FRAUD",
-  "LEGAL_ORDER",
-  "ADMINISTRATIVE",
-] as const;
+/** The platform's reason codes; one list, shared with the client. */
+export const REASON_CODE_CHOICES = REASON_CODES;
 
 export const pipelineOptions = {
   state: spec({

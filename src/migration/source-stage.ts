@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { SourceConfig } from "../config.ts";
 import type { Database, NewSourceRow } from "../db/schema.ts";
 import { analyzeRunTables, insertSourceRows, maxLookupSeq } from "../db/snapshot-queries.ts";
-import { lookupSourceRows, readSource } from "../db/source-reader.ts";
+import { type ClassifiedRow, lookupSourceRows, readSource } from "../db/source-reader.ts";
 import type { Progress } from "./progress.ts";
 
 export interface SourceCounts {
@@ -11,6 +11,19 @@ export interface SourceCounts {
   candidates: number;
   /** Rows the reader classified as anomalies (warnings included). */
   anomalies: number;
+}
+
+function sourceRecord(runId: string, seq: number, row: ClassifiedRow): NewSourceRow {
+  return {
+    run_id: runId,
+    seq,
+    identity_id: row.identityId,
+    user_disabled: row.userDisabled,
+    admin_disabled: row.adminDisabled,
+    anomaly: row.anomaly,
+    anomaly_detail: row.anomalyDetail,
+    valid: row.valid,
+  };
 }
 
 /**
@@ -34,18 +47,7 @@ export async function loadSource(
       const flagged = row.valid && (row.userDisabled === true || row.adminDisabled === true);
       if (row.anomaly) counts.anomalies += 1;
       if (flagged) counts.candidates += 1;
-      if (flagged || row.anomaly) {
-        keep.push({
-          run_id: runId,
-          seq: row.seq,
-          identity_id: row.identityId,
-          user_disabled: row.userDisabled,
-          admin_disabled: row.adminDisabled,
-          anomaly: row.anomaly,
-          anomaly_detail: row.anomalyDetail,
-          valid: row.valid,
-        });
-      }
+      if (flagged || row.anomaly) keep.push(sourceRecord(runId, row.seq, row));
     }
     await insertSourceRows(db, keep);
     progress.tick(batch.rows.length);
@@ -73,16 +75,7 @@ export async function addLookedUpRows(
   const rows = [...found.values()].flat();
   const keep: NewSourceRow[] = rows.map((row) => {
     seq -= 1;
-    return {
-      run_id: runId,
-      seq,
-      identity_id: row.identityId,
-      user_disabled: row.userDisabled,
-      admin_disabled: row.adminDisabled,
-      anomaly: row.anomaly,
-      anomaly_detail: row.anomalyDetail,
-      valid: row.valid,
-    };
+    return sourceRecord(runId, seq, row);
   });
   await insertSourceRows(db, keep);
   return keep.length;
