@@ -72,6 +72,22 @@ export async function countActionsByStatus(
   return out;
 }
 
+/** Pending creates and deletes of a run: what a writer asks confirmation for. */
+export async function countPendingByAction(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<{ creates: number; deletes: number }> {
+  const rows = await db
+    .selectFrom(T)
+    .select(["action", db.fn.countAll<number>().as("n")])
+    .where("run_id", "=", runId)
+    .where("status", "=", "pending")
+    .groupBy("action")
+    .execute();
+  const n = (action: string) => Number(rows.find((r) => r.action === action)?.n ?? 0);
+  return { creates: n("create"), deletes: n("delete") };
+}
+
 export async function countNotFinal(db: Kysely<Database>, runId: string): Promise<number> {
   const r = await db
     .selectFrom(T)

@@ -6,7 +6,12 @@ import { sql } from "kysely";
 import type { PlatformConfig, SourceConfig } from "../config.ts";
 import type { DatabaseHandle } from "../db/connect.ts";
 import { countFindings, findingChanges } from "../db/finding-queries.ts";
-import { countActionsByStatus, countNotFinal, skipPending } from "../db/journal-queries.ts";
+import {
+  countActionsByStatus,
+  countNotFinal,
+  countPendingByAction,
+  skipPending,
+} from "../db/journal-queries.ts";
 import { ensureSchema } from "../db/migrate.ts";
 import { acquireRunLock } from "../db/run-lock.ts";
 import {
@@ -221,8 +226,7 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
       progress: deps.progress,
       signal: deps.signal,
     };
-    const heartbeat = setInterval(() => void touchRun(db, runId).catch(() => {}), 10_000);
-    heartbeat.unref();
+    const stopHeartbeat = startHeartbeat(deps, runId);
     try {
       if (options.planRunId) {
         sourceCounts = await adoptPlan(deps, runId, options.planRunId);
@@ -262,23 +266,15 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
         journalDeletes: options.mode === "reconcile" && options.prune,
       });
     } catch (err) {
-      clearInterval(heartbeat);
       await failRun(deps, runId, deps.signal?.aborted ? "interrupted" : "failed");
       throw err;
+    } finally {
+      stopHeartbeat();
     }
-    clearInterval(heartbeat);
   }
 
   if (options.mode !== "plan") {
-    const pending = await db
-      .selectFrom("controls_migration.actions")
-      .select(["action", db.fn.countAll<number>().as("n")])
-      .where("run_id", "=", runId)
-      .where("status", "=", "pending")
-      .groupBy("action")
-      .execute();
-    const creates = Number(pending.find((p) => p.action === "create")?.n ?? 0);
-    const deletes = Number(pending.find((p) => p.action === "delete")?.n ?? 0);
+    const { creates, deletes } = await countPendingByAction(db, runId);
     if (creates + deletes > 0) {
       const ok = await deps.confirm({ creates, deletes });
       if (!ok) {
@@ -287,20 +283,26 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
           `Not confirmed: nothing was written. Resume later with: controls-migrate ${options.mode} --resume ${runId}`,
         );
       }
-      const heartbeat = setInterval(() => void touchRun(db, runId).catch(() => {}), 10_000);
-      heartbeat.unref();
+      const stopHeartbeat = startHeartbeat(deps, runId);
       try {
         await executeActions(execCtx(runId), creates + deletes);
       } catch (err) {
         await failRun(deps, runId, deps.signal?.aborted ? "interrupted" : "failed");
         throw err;
       } finally {
-        clearInterval(heartbeat);
+        stopHeartbeat();
       }
     }
   }
 
   return finish(deps, options, runId, started, sourceCounts, strategy);
+}
+
+/** Marks the run alive every 10 s (shown when another writer finds the lock held). */
+function startHeartbeat(deps: PipelineDeps, runId: string): () => void {
+  const timer = setInterval(() => void touchRun(deps.handle.db, runId).catch(() => {}), 10_000);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** apply --plan P: the new run takes P's candidates with a create to do, to be re-verified. */
