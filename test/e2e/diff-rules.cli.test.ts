@@ -188,6 +188,7 @@ for (const backend of backends) {
     let sandbox: Sandbox;
     let target: TestTarget;
     let env: Record<string, string>;
+    const out = mkdtempSync(join(tmpdir(), "cm-delete-guard-"));
 
     before(async () => {
       ({ sandbox, target, env } = await setUp(
@@ -220,6 +221,7 @@ for (const backend of backends) {
     after(async () => {
       await sandbox?.close();
       await target?.drop();
+      rmSync(out, { recursive: true, force: true });
     });
 
     it("a journaled delete is skipped as kept, never sent, when the re-read shows the identity would lose its last SELL_ONLY", async () => {
@@ -233,7 +235,16 @@ for (const backend of backends) {
       // its (overridable) SERVICE controls of G and H: their client controls are now all they hold.
       const lifted = [service(G).id, service(H).id];
       const r = await onTerminal(
-        ["reconcile", "--prune", "--state", "bulk", "--no-progress", ...target.args],
+        [
+          "reconcile",
+          "--prune",
+          "--state",
+          "bulk",
+          "--no-progress",
+          "--out",
+          join(out, "guard"),
+          ...target.args,
+        ],
         env,
         async () => {
           const token = await tokenFor(sandbox);
