@@ -52,7 +52,10 @@ export interface Finding {
   readonly detail: string;
   /** The tool's own work: create a missing client control. */
   readonly create: boolean;
-  /** May be deleted with --prune: an unexpected, overridable, client-set SELL_ONLY. */
+  /**
+   * May be deleted with --prune: an unexpected, overridable, client-set SELL_ONLY whose delete
+   * leaves a flagged identity with another SELL_ONLY (see `mayDeleteSellOnly`).
+   */
   readonly prunable: boolean;
 }
 
@@ -65,10 +68,11 @@ const byControlId = (a: ObservedControl, b: ObservedControl) =>
 /**
  * Classifies one identity. Ownership (set_by, either spelling) is part of a control's identity:
  * a control of the other owner never stands in for an expected one. Matching is greedy and
- * deterministic, expectation by expectation in mapping order:
+ * deterministic (controls in id order, expectations in mapping order):
  *
- * 1. an exact match (same owner, same is_overridable) → `in_sync`;
- * 2. else a SELL_ONLY of the same owner with other attributes → `attribute_mismatch`;
+ * 1. every expectation first takes an exact match (same owner, same is_overridable) → `in_sync`;
+ * 2. an expectation left takes a SELL_ONLY of the same owner with other attributes →
+ *    `attribute_mismatch`;
  * 3. else a SELL_ONLY with an unknown set_by → `attribute_mismatch` (report only, never a create:
  *    a person decides who owns it);
  * 4. else → `missing_client_control` (create) or `missing_service_control` (report only).
