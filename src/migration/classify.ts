@@ -3,6 +3,7 @@
  * holds. Pure; the findings stage feeds it rows from the SQL join of source ⟗ snapshot.
  */
 import { type ExpectedControl, expectedControls } from "./mapping.ts";
+import { KEPT_RESTRICTED, mayDeleteSellOnly } from "./restriction.ts";
 
 /** Stable category names; documented in the README. Never rename one. */
 export const FINDING_KINDS = [
@@ -51,17 +52,35 @@ export interface Finding {
   readonly detail: string;
   /** The tool's own work: create a missing client control. */
   readonly create: boolean;
-  /** May be deleted with --prune: an unexpected, overridable, client-set SELL_ONLY. */
+  /**
+   * May be deleted with --prune: an unexpected, overridable, client-set SELL_ONLY whose delete
+   * leaves a flagged identity with another SELL_ONLY (see `mayDeleteSellOnly`).
+   */
   readonly prunable: boolean;
 }
 
 const describeObserved = (o: ObservedControl) =>
   `${o.type} set_by ${o.setByRaw} is_overridable ${o.isOverridable}`;
 
+const byControlId = (a: ObservedControl, b: ObservedControl) =>
+  a.controlId < b.controlId ? -1 : a.controlId > b.controlId ? 1 : 0;
+
 /**
- * Classifies one identity. Matching is greedy and deterministic: exact matches first, then a
- * present SELL_ONLY with other attributes (attribute_mismatch, report only: the identity is already
- * restricted and a person must decide), then what is left over on either side.
+ * Classifies one identity. Ownership (set_by, either spelling) is part of a control's identity:
+ * a control of the other owner never stands in for an expected one. Matching is greedy and
+ * deterministic (controls in id order, expectations in mapping order):
+ *
+ * 1. every expectation first takes an exact match (same owner, same is_overridable) → `in_sync`;
+ * 2. an expectation left takes a SELL_ONLY of the same owner with other attributes →
+ *    `attribute_mismatch`;
+ * 3. else a SELL_ONLY with an unknown set_by → `attribute_mismatch` (report only, never a create:
+ *    a person decides who owns it);
+ * 4. else → `missing_client_control` (create) or `missing_service_control` (report only).
+ *
+ * Leftover SELL_ONLY controls are `unexpected_client_control`, `unexpected_service_control` or
+ * (unknown set_by) `attribute_mismatch`. An unexpected overridable client control is prunable
+ * unless deleting it would leave a flagged identity with no SELL_ONLY at all; then it is kept with
+ * the detail {@link KEPT_RESTRICTED}.
  *
  * @example
  *   classifyIdentity({ identityId: "a", source: { userDisabled: true, adminDisabled: false },
@@ -99,9 +118,7 @@ export function classifyIdentity(state: IdentityState): Finding[] {
     ];
   }
 
-  const sellOnly = [...state.controls]
-    .filter((c) => c.type === "SELL_ONLY")
-    .sort((a, b) => (a.controlId < b.controlId ? -1 : a.controlId > b.controlId ? 1 : 0));
+  const sellOnly = state.controls.filter((c) => c.type === "SELL_ONLY").sort(byControlId);
 
   if (!state.source) {
     return sellOnly.map((o) => ({
@@ -115,26 +132,22 @@ export function classifyIdentity(state: IdentityState): Finding[] {
 
   const out: Finding[] = [];
   const unmatched = new Set(sellOnly);
-  const pending: ExpectedControl[] = [];
+  const take = (test: (o: ObservedControl) => boolean) => {
+    const hit = sellOnly.find((o) => unmatched.has(o) && test(o));
+    if (hit) unmatched.delete(hit);
+    return hit;
+  };
 
   for (const e of expected) {
-    const hit = sellOnly.find(
-      (o) => unmatched.has(o) && o.setBy === e.setBy && o.isOverridable === e.isOverridable,
-    );
-    if (hit) {
-      unmatched.delete(hit);
-      out.push({ ...base, finding: "in_sync", expected: e, observed: hit, detail: "" });
-    } else {
-      pending.push(e);
+    const exact = take((o) => o.setBy === e.setBy && o.isOverridable === e.isOverridable);
+    if (exact) {
+      out.push({ ...base, finding: "in_sync", expected: e, observed: exact, detail: "" });
     }
   }
-
+  const pending = expected.filter((e) => !out.some((f) => f.expected === e));
   for (const e of pending) {
-    // Prefer a near miss with the same set_by, then an unknown set_by, then the other party's.
-    const rank = (o: ObservedControl) => (o.setBy === e.setBy ? 0 : o.setBy === "unknown" ? 1 : 2);
-    const near = sellOnly.filter((o) => unmatched.has(o)).sort((a, b) => rank(a) - rank(b))[0];
+    const near = take((o) => o.setBy === e.setBy) ?? take((o) => o.setBy === "unknown");
     if (near) {
-      unmatched.delete(near);
       out.push({
         ...base,
         finding: "attribute_mismatch",
@@ -162,20 +175,25 @@ export function classifyIdentity(state: IdentityState): Finding[] {
     }
   }
 
-  const sawClientMatch = out.some((f) => f.finding === "in_sync" && f.observed?.setBy === "client");
+  // Prunable controls are decided one by one in id order (the order the journal runs them in),
+  // each against what would still stay, so a flagged identity always keeps one SELL_ONLY.
+  const staying = new Set(sellOnly.map((o) => o.controlId));
   for (const o of sellOnly) {
     if (!unmatched.has(o)) continue;
     if (o.setBy === "client") {
-      const duplicate = sawClientMatch;
+      // With user_disabled true the expected client control took its match above: this is another.
+      const why = state.source.userDisabled
+        ? "a second active CLIENT SELL_ONLY (duplicate)"
+        : `user_disabled is false but the platform holds ${describeObserved(o)}`;
+      const kept = o.isOverridable && !mayDeleteSellOnly(state.source, staying, o.controlId);
+      if (o.isOverridable && !kept) staying.delete(o.controlId);
       out.push({
         ...base,
         finding: "unexpected_client_control",
         expected: null,
         observed: o,
-        detail: duplicate
-          ? "a second active CLIENT SELL_ONLY (duplicate)"
-          : `user_disabled is false but the platform holds ${describeObserved(o)}`,
-        prunable: o.isOverridable,
+        detail: kept ? KEPT_RESTRICTED : why,
+        prunable: o.isOverridable && !kept,
       });
     } else if (o.setBy === "service") {
       out.push({

@@ -4,8 +4,10 @@ import { actionsPage, markInFlight, skipPending, updateAction } from "../db/jour
 import type { Action, Database } from "../db/schema.ts";
 import type { Logger } from "../log.ts";
 import { type IdentityControl, type PlatformClient, PlatformError } from "../platform/index.ts";
+import { findingFlags } from "./findings.ts";
 import { CLIENT_CREATABLE_TYPES } from "./mapping.ts";
 import type { Progress } from "./progress.ts";
+import { KEPT_RESTRICTED, keptReason, mayDeleteSellOnly } from "./restriction.ts";
 
 export interface ExecutorContext {
   readonly db: Kysely<Database>;
@@ -141,8 +143,31 @@ async function runCreate(ctx: ExecutorContext, a: Action): Promise<void> {
   );
 }
 
-async function runDelete(ctx: ExecutorContext, a: Action): Promise<void> {
-  // Re-check right before deleting: only an active, overridable, client-set SELL_ONLY may go.
+/**
+ * Deletes of one identity run one after another, so that each re-read already sees the previous
+ * delete: two concurrent guards could each count the other's target as the SELL_ONLY that stays.
+ */
+const deletesInProgress = new Map<string, Promise<void>>();
+
+async function oneDeleteAtATime(identityId: string, run: () => Promise<void>): Promise<void> {
+  const previous = deletesInProgress.get(identityId) ?? Promise.resolve();
+  const mine = previous.then(run);
+  const settled = mine.catch(() => {});
+  deletesInProgress.set(identityId, settled);
+  try {
+    await mine;
+  } finally {
+    if (deletesInProgress.get(identityId) === settled) deletesInProgress.delete(identityId);
+  }
+}
+
+function runDelete(ctx: ExecutorContext, a: Action): Promise<void> {
+  return oneDeleteAtATime(a.identity_id, () => guardedDelete(ctx, a));
+}
+
+async function guardedDelete(ctx: ExecutorContext, a: Action): Promise<void> {
+  // Re-check right before deleting: only an active, overridable, client-set SELL_ONLY may go, and
+  // never the last SELL_ONLY of an identity whose source flags ask for a restriction.
   let controls: IdentityControl[];
   try {
     controls = await ctx.client.listIdentityControls(a.identity_id, { signal: ctx.signal });
@@ -161,6 +186,16 @@ async function runDelete(ctx: ExecutorContext, a: Action): Promise<void> {
       status: "skipped",
       outcome: "no_longer_prunable",
       error: `control is now ${target.type} set_by ${target.setByRaw} is_overridable ${target.isOverridable}`,
+    });
+    return;
+  }
+  const flags = await findingFlags(ctx.db, a.run_id, a.finding_id);
+  const active = controls.filter((c) => c.type === "SELL_ONLY" && !c.deletedAt).map((c) => c.id);
+  if (!mayDeleteSellOnly(flags, active, target.id)) {
+    await updateAction(ctx.db, a.id, {
+      status: "skipped",
+      outcome: KEPT_RESTRICTED,
+      error: keptReason(flags),
     });
     return;
   }

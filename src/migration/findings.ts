@@ -14,6 +14,7 @@ import {
   type IdentityState,
   type ObservedControl,
 } from "./classify.ts";
+import type { LegacyFlags } from "./mapping.ts";
 
 export interface FindingsOptions {
   /** Journal create actions for missing client controls (apply, reconcile). */
@@ -123,4 +124,31 @@ export async function computeFindings(
   }
   await analyzeRunTables(db, "journal");
   return { identities, actions };
+}
+
+/**
+ * The source flags the findings stage recorded with the finding behind a journaled delete: the
+ * delete guard weighs them against the controls it re-reads. Null when the finding is unknown or had
+ * no valid source row; the guard then keeps the control.
+ *
+ * @example
+ *   const flags = await findingFlags(db, action.run_id, action.finding_id);
+ *   // { userDisabled: false, adminDisabled: true }
+ */
+export async function findingFlags(
+  db: Kysely<Database>,
+  runId: string,
+  findingId: number | null,
+): Promise<LegacyFlags | null> {
+  if (findingId === null) return null;
+  // One row by primary key. It belongs with the other finding queries in db/finding-queries.ts;
+  // it sits here while that folder is being reworked elsewhere.
+  const r = await db
+    .selectFrom("controls_migration.findings")
+    .select(["user_disabled", "admin_disabled"])
+    .where("id", "=", findingId)
+    .where("run_id", "=", runId)
+    .executeTakeFirst();
+  if (!r || r.user_disabled === null || r.admin_disabled === null) return null;
+  return { userDisabled: r.user_disabled, adminDisabled: r.admin_disabled };
 }

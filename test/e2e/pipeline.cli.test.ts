@@ -12,7 +12,7 @@ import { backends, type TestTarget } from "../helpers/db.ts";
 
 const rand = prng(4242);
 const id = () => uuidFrom(rand);
-const ids = Object.fromEntries("ABCDEFGHIJKLMNOQ".split("").map((k) => [k, id()])) as Record<
+const ids = Object.fromEntries("ABCDEFGHIJKLMNOQRST".split("").map((k) => [k, id()])) as Record<
   string,
   string
 >;
@@ -34,6 +34,9 @@ const SOURCE: [string, boolean | null, boolean][] = [
   ["N", true, false], // deleted CLIENT SELL_ONLY → missing_client_control
   ["O", true, false], // two CLIENT SELL_ONLY → in_sync + unexpected_client_control
   ["Q", false, false], // CLIENT SELL_ONLY not overridable → unexpected_client_control (not prunable)
+  ["R", true, false], // only SERVICE SELL_ONLY → missing_client_control + unexpected_service_control
+  ["S", false, true], // only CLIENT SELL_ONLY → missing_service_control + unexpected_client_control (kept)
+  ["T", false, true], // SERVICE + CLIENT SELL_ONLY → in_sync + unexpected_client_control (prunable)
 ];
 
 function craftPlatform(sandbox: Sandbox): void {
@@ -64,14 +67,19 @@ function craftPlatform(sandbox: Sandbox): void {
   add("O", "CLIENT", true);
   add("O", "CLIENT", true);
   add("Q", "CLIENT", false);
+  add("R", "SERVICE", false);
+  add("S", "CLIENT", true);
+  add("T", "SERVICE", false);
+  add("T", "CLIENT", true);
 }
 
+/** Each count that changed with issue 10 is explained in CHANGELOG.md ("Unreleased"). */
 const EXPECTED_FINDINGS = {
-  in_sync: 4,
-  missing_client_control: 3,
-  missing_service_control: 1,
-  unexpected_client_control: 3,
-  unexpected_service_control: 1,
+  in_sync: 5,
+  missing_client_control: 4,
+  missing_service_control: 2,
+  unexpected_client_control: 5,
+  unexpected_service_control: 2,
   attribute_mismatch: 2,
   identity_not_found: 1,
   unknown_to_source: 1,
@@ -138,13 +146,17 @@ for (const backend of backends) {
     it("apply creates exactly the missing client controls, never a FROZEN one", async () => {
       const r = await cli(["apply", "--yes", "--json", "--out", join(out, "apply")]);
       assert.equal(r.code, 0, r.stderr);
-      assert.equal(JSON.parse(r.stdout).outcomes["succeeded:created"], 3);
-      for (const k of ["A", "M", "N"]) {
-        const active = sandbox.controlsOf(ids[k]!).filter((c) => c.type === "SELL_ONLY");
-        assert.equal(active.length, 1, `identity ${k}`);
-        assert.equal(active[0]?.set_by, "CLIENT");
+      assert.equal(JSON.parse(r.stdout).outcomes["succeeded:created"], 4);
+      const clientSellOnly = (k: string) =>
+        sandbox
+          .controlsOf(ids[k]!)
+          .filter((c) => c.type === "SELL_ONLY" && /^(SET_BY_)?CLIENT$/.test(c.set_by));
+      for (const k of ["A", "M", "N", "R"]) {
+        assert.equal(clientSellOnly(k).length, 1, `identity ${k}`);
       }
-      assert.equal(sandbox.stats().writes.creates, 3);
+      const r2 = sandbox.controlsOf(ids.R!).filter((c) => c.type === "SELL_ONLY");
+      assert.equal(r2.length, 2, "R keeps the platform's SERVICE control next to the new one");
+      assert.equal(sandbox.stats().writes.creates, 4);
       const frozen = sandbox.controlsOf(ids.M!).filter((c) => c.type === "FROZEN");
       assert.equal(frozen.length, 1);
     });
@@ -159,7 +171,7 @@ for (const backend of backends) {
       assert.ok(s.changes);
     });
 
-    it("reconcile --prune deletes only overridable client SELL_ONLY controls", async () => {
+    it("reconcile --prune deletes only overridable client SELL_ONLY controls and never the last SELL_ONLY of a flagged identity", async () => {
       const r = await cli(["reconcile", "--yes", "--prune", "--json", "--out", join(out, "rec2")]);
       assert.equal(r.code, 2, r.stderr);
       const active = (k: string) =>
@@ -169,7 +181,14 @@ for (const backend of backends) {
       assert.equal(active("Q").length, 1, "non-overridable client control is kept");
       assert.equal(active("F").length, 1, "service control is kept");
       assert.equal(active("D").length, 1, "service control is kept");
-      assert.equal(sandbox.stats().writes.deletes, 2);
+      assert.equal(
+        active("S").length,
+        1,
+        "the only SELL_ONLY of an admin_disabled identity is kept",
+      );
+      assert.equal(active("T").length, 1, "beside the SERVICE control, the client one is pruned");
+      assert.match(active("T")[0]?.set_by ?? "", /SERVICE$/);
+      assert.equal(sandbox.stats().writes.deletes, 3);
     });
 
     it("the client secret and tokens appear in no report, log or journal row", async () => {

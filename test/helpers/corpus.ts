@@ -25,6 +25,8 @@ export interface ExpectedFinding {
   readonly detail: RegExp;
   readonly other?: string;
   readonly observedSetBy?: string;
+  /** diff.csv's `action` cell in a plan ("" for report only). */
+  readonly action?: string;
 }
 
 export interface CorpusCase {
@@ -49,7 +51,7 @@ export interface CorpusCase {
 
 const rand = prng(20_240_601);
 const uuid = () => uuidFrom(rand);
-const U = Object.fromEntries([..."abcdefghijklmnopqrst"].map((k) => [k, uuid()])) as Record<
+const U = Object.fromEntries([..."abcdefghijklmnopqrstuvwx"].map((k) => [k, uuid()])) as Record<
   string,
   string
 >;
@@ -310,6 +312,63 @@ export const CORPUS: readonly CorpusCase[] = [
         finding: "unexpected_client_control",
         detail: /^a second active CLIENT SELL_ONLY \(duplicate\)$/,
         observedSetBy: "CLIENT",
+        action: "delete_with_prune",
+      },
+    ],
+  },
+  {
+    key: "a SERVICE SELL_ONLY where a CLIENT one is expected",
+    rows: [{ id: U.u!, ud: true, ad: false }],
+    platform: { id: U.u!, ud: true, ad: false, controls: [sellOnly("SERVICE", false)] },
+    warn: [
+      { ...missingClient(), action: "create" },
+      {
+        finding: "unexpected_service_control",
+        detail: /^admin_disabled is false but the platform holds SELL_ONLY set_by SERVICE/,
+        observedSetBy: "SERVICE",
+        action: "",
+      },
+    ],
+    creates: ["warn", "reject"],
+  },
+  {
+    key: "a CLIENT SELL_ONLY where a SERVICE one is expected (the identity's only restriction)",
+    rows: [{ id: U.v!, ud: false, ad: true }],
+    platform: { id: U.v!, ud: false, ad: true, controls: [sellOnly("CLIENT", true)] },
+    warn: [
+      {
+        finding: "missing_service_control",
+        detail: /^admin_disabled is true; the platform must migrate it$/,
+      },
+      {
+        finding: "unexpected_client_control",
+        detail: /^kept: identity must stay restricted$/,
+        observedSetBy: "CLIENT",
+        action: "",
+      },
+    ],
+  },
+  {
+    key: "service SELL_ONLY that is overridable",
+    rows: [{ id: U.w!, ud: false, ad: true }],
+    platform: { id: U.w!, ud: false, ad: true, controls: [sellOnly("SERVICE", true)] },
+    warn: [
+      {
+        finding: "attribute_mismatch",
+        detail: /found SELL_ONLY set_by SERVICE is_overridable true$/,
+        observedSetBy: "SERVICE",
+      },
+    ],
+  },
+  {
+    key: "SELL_ONLY with an unknown set_by where a SERVICE one is expected",
+    rows: [{ id: U.x!, ud: false, ad: true }],
+    platform: { id: U.x!, ud: false, ad: true, controls: [sellOnly("SET_BY_PARTNER", false)] },
+    warn: [
+      {
+        finding: "attribute_mismatch",
+        detail: /^expected SELL_ONLY set_by SERVICE .*found SELL_ONLY set_by SET_BY_PARTNER/,
+        observedSetBy: "SET_BY_PARTNER",
       },
     ],
   },
