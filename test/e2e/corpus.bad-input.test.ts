@@ -136,7 +136,7 @@ for (const backend of backends) {
         }
         assert.equal(added.length, 1, `${JSON.stringify(id)} got ${added.length} controls`);
         assert.equal(added[0]?.type, "SELL_ONLY");
-        assert.equal(added[0]?.set_by, "CLIENT");
+        assert.equal(added[0]?.set_by, "SET_BY_CLIENT");
         assert.equal(added[0]?.deleted_at, undefined);
       }
     }

@@ -142,7 +142,7 @@ for (const backend of backends) {
       for (const k of ["A", "M", "N"]) {
         const active = sandbox.controlsOf(ids[k]!).filter((c) => c.type === "SELL_ONLY");
         assert.equal(active.length, 1, `identity ${k}`);
-        assert.equal(active[0]?.set_by, "CLIENT");
+        assert.equal(active[0]?.set_by, "SET_BY_CLIENT");
       }
       assert.equal(sandbox.stats().writes.creates, 3);
       const frozen = sandbox.controlsOf(ids.M!).filter((c) => c.type === "FROZEN");
