@@ -1,42 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import {
-  CONTROLS_PATH,
-  IDENTITIES_PATH,
-  IDENTITY_PATH,
-  type RouteConfig,
-  type SandboxContext,
-  TOKEN_PATH,
-} from "./context.ts";
+import { CONTROLS_PATH, type RouteConfig, type SandboxContext, TOKEN_PATH } from "./context.ts";
 import { ProblemError, sendProblem } from "./problem.ts";
-import {
-  optionalParam,
-  parseBool,
-  parseLimit,
-  parseOrder,
-  type Query,
-  requireParam,
-} from "./query-params.ts";
+import { optionalParam, parseBool, parseLimit, type Query, requireParam } from "./query-params.ts";
 import { routeKey } from "./request-guard.ts";
-import { createdAtOf, type SandboxStore, type StoredIdentity } from "./store.ts";
 import { CLIENT_CONTROL_TYPES, REASON_CODES, SCOPES } from "./types.ts";
-import {
-  controlListSchema,
-  controlSchema,
-  identityListSchema,
-  identitySchema,
-} from "./wire-schemas.ts";
+import { controlListSchema, controlSchema } from "./wire-schemas.ts";
 
 const config = (c: RouteConfig) => c;
-
-export function identityView(store: SandboxStore, i: StoredIdentity) {
-  return {
-    id: i.id,
-    created_at: createdAtOf(i),
-    user_disabled: i.user_disabled,
-    admin_disabled: i.admin_disabled,
-    status_details: { active_controls: store.activeControls(i) },
-  };
-}
 
 /**
  * Commits a write, then, if the ambiguous-write fault strikes, drops the connection before any
@@ -109,12 +79,12 @@ function createBody(body: unknown): {
 }
 
 /**
- * The platform's routes: the token endpoint, the identity-controls endpoints (list, create,
- * delete) and the identities listing. Limits, faults and auth run before them in the request
- * guard; here only validation and the store.
+ * The platform's routes: the token endpoint and the identity-controls endpoints (list, create,
+ * delete). Limits, faults and auth run before them in the request guard; here only validation and
+ * the store.
  *
- * Choices where the reference leaves room: identities are listed in ASC order of (created_at, id)
- * unless `order=DESC`; `deleted_at` is omitted while a control is active (the schema types it as a
+ * Choices where the reference leaves room: a created control's set_by is the client's in the
+ * sandbox's spelling (SET_BY_CLIENT unless started with the short one); `deleted_at` is omitted while a control is active (the schema types it as a
  * date-time string, so null would break it); deleting a non-overridable control is 403; deleting
  * an already deleted control and, under the reject policy, a second active control of one type
  * are 409. Errors are problem+json, except the token endpoint's own OAuth2 `{error,
@@ -185,13 +155,17 @@ export function registerApiRoutes(app: FastifyInstance, ctx: SandboxContext): vo
           `identity ${identity.id} already has an active ${body.type} control`,
         );
       }
-      const record = store.insertControl(identity, {
-        type: body.type,
-        set_by: "CLIENT",
-        is_overridable: true,
-        reason_code: body.reason_code,
-        reason: body.reason,
-      });
+      const record = store.insertControl(
+        identity,
+        {
+          type: body.type,
+          set_by: ctx.setBy.client,
+          is_overridable: true,
+          reason_code: body.reason_code,
+          reason: body.reason,
+        },
+        { touch: true },
+      );
       ctx.writes.creates++;
       return answerWrite(ctx, request, reply, record);
     },
@@ -225,59 +199,10 @@ export function registerApiRoutes(app: FastifyInstance, ctx: SandboxContext): vo
     },
   );
 
-  app.get(
-    IDENTITIES_PATH,
-    {
-      config: config({ endpoint: IDENTITIES_PATH, scope: SCOPES.readIdentity }),
-      schema: { response: { 200: identityListSchema } },
-    },
-    async (request) => {
-      const q = request.query as Query;
-      const limit = parseLimit(q);
-      let order = parseOrder(q);
-      const raw = optionalParam(q, "page_cursor");
-      let after: { t: number; id: string } | undefined;
-      if (raw !== undefined) {
-        const c = cursors.decode(raw);
-        if (c?.k !== "i")
-          throw new ProblemError(400, "page_cursor is not a valid cursor of this listing");
-        if (order !== undefined && order !== c.o) {
-          throw new ProblemError(400, `page_cursor was issued for order ${c.o}, not ${order}`);
-        }
-        order = c.o;
-        after = { t: c.t, id: c.id };
-      }
-      const o = order ?? "ASC";
-      const page = store.pageIdentities(o, after, limit);
-      const last = page.items[page.items.length - 1];
-      return {
-        items: page.items.map((i) => identityView(store, i)),
-        next_page_cursor:
-          page.more && last ? cursors.encode({ k: "i", o, t: last.createdAtMs, id: last.id }) : "",
-      };
-    },
-  );
-
-  app.get(
-    IDENTITY_PATH,
-    {
-      config: config({ endpoint: IDENTITY_PATH, scope: SCOPES.readIdentity }),
-      schema: { response: { 200: identitySchema } },
-    },
-    async (request) => {
-      const { id } = request.params as { id: string };
-      const identity = store.get(id);
-      if (!identity) throw new ProblemError(404, `identity ${id} not found`);
-      return identityView(store, identity);
-    },
-  );
-
   // Reads that reach a known path with the wrong method answer 405, not the catch-all 404.
   for (const [path, methods] of [
     [TOKEN_PATH, ["GET", "PUT", "DELETE", "PATCH"]],
     [CONTROLS_PATH, ["PUT", "PATCH"]],
-    [IDENTITIES_PATH, ["POST", "PUT", "DELETE", "PATCH"]],
-    [IDENTITY_PATH, ["POST", "PUT", "DELETE", "PATCH"]],
   ] as const) {
     app.route({
       method: [...methods],

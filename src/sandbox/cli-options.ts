@@ -93,6 +93,13 @@ export const sandboxFlags = {
     defaultDescription: "3600",
     describe: "Lifetime of issued bearer tokens (expires_in).",
   },
+  "set-by-spelling": {
+    type: "string",
+    choices: ["published", "short"],
+    defaultDescription: "published",
+    describe:
+      "How set_by is spelled: published (SET_BY_CLIENT / SET_BY_SERVICE, the published schema) or short (CLIENT / SERVICE, for rehearsals against the older spelling).",
+  },
   "duplicate-policy": {
     type: "string",
     choices: ["allow", "reject"],
@@ -183,6 +190,12 @@ export function sandboxOptionsFromArgv(
       `--duplicate-policy must be allow or reject, got ${JSON.stringify(policy)}.`,
     );
   }
+  const spelling = argv["set-by-spelling"];
+  if (spelling !== undefined && spelling !== "published" && spelling !== "short") {
+    throw new UserError(
+      `--set-by-spelling must be published or short, got ${JSON.stringify(spelling)}.`,
+    );
+  }
   const options = {
     host,
     port: numberFlag(argv, "port", { min: 0, max: 65535, integer: true }) ?? 8080,
@@ -201,6 +214,7 @@ export function sandboxOptionsFromArgv(
     hangRate: numberFlag(argv, "hang-rate", FRACTION),
     tokenTtlS: numberFlag(argv, "token-ttl-s", { above: 0 }),
     duplicatePolicy: policy as "allow" | "reject" | undefined,
+    setBySpelling: spelling as "published" | "short" | undefined,
   };
   const endpointRateLimits = endpointRatesFromArgv(argv);
   if (endpointRateLimits !== undefined) Object.assign(options, { endpointRateLimits });

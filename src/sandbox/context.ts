@@ -5,6 +5,7 @@ import type { FaultInjector } from "./faults.ts";
 import type { OAuthIssuer } from "./oauth.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 import type { RequestStats } from "./request-stats.ts";
+import type { SetBySpelling } from "./set-by.ts";
 import type { SandboxStore } from "./store.ts";
 import type { Limits } from "./types.ts";
 
@@ -26,6 +27,8 @@ export interface SandboxContext {
   readonly hanging: Set<Socket>;
   /** Monotonic clock for identities seeded without created_at: never two equal, never backwards. */
   readonly nextCreatedAt: () => number;
+  /** How this sandbox spells set_by in what it creates (API creates, seeds, admin defaults). */
+  readonly setBy: SetBySpelling;
 }
 
 /** Per-route settings read by the shared hooks; routes without `endpoint` skip limits and faults. */

@@ -1,15 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
-/** Keyset position in the identities list. */
-export interface IdentityCursor {
-  k: "i";
-  /** Order the walk started with; a cursor cannot switch direction. */
-  o: "ASC" | "DESC";
-  /** created_at (epoch ms) and id of the last item returned. */
-  t: number;
-  id: string;
-}
-
 /** Position in one identity's append-only control list. */
 export interface ControlCursor {
   k: "c";
@@ -21,21 +11,24 @@ export interface ControlCursor {
 }
 
 /**
- * Keyset position in one of the extended listings (quote executions, deposit addresses). The
- * filters are bound by a fingerprint, not carried: a deposit-address query can hold 600 ids.
+ * Keyset position in one of the (created_at, id) listings: identities, quote executions, deposit
+ * addresses. The filters are bound by a fingerprint, not carried: a deposit-address query can hold
+ * 600 ids.
  */
 export interface ListingCursor {
   k: "x";
-  /** The listing, e.g. "quote-executions". */
+  /** The listing, e.g. "identities" or "quote-executions". */
   l: string;
   /** Fingerprint of the listing's filters (and path parameters). */
   f: string;
+  /** Order the walk started with; a cursor cannot switch direction. */
   o: "ASC" | "DESC";
+  /** created_at (epoch ms) and id of the last item returned. */
   t: number;
   id: string;
 }
 
-export type Cursor = IdentityCursor | ControlCursor | ListingCursor;
+export type Cursor = ControlCursor | ListingCursor;
 
 /**
  * Opaque, tamper-evident page cursors: base64url(JSON) + "." + truncated HMAC-SHA256 under a key
@@ -84,9 +77,6 @@ export class CursorCodec {
 function isCursor(v: unknown): v is Cursor {
   if (typeof v !== "object" || v === null) return false;
   const c = v as Record<string, unknown>;
-  if (c.k === "i") {
-    return (c.o === "ASC" || c.o === "DESC") && typeof c.t === "number" && typeof c.id === "string";
-  }
   if (c.k === "x") {
     return (
       typeof c.l === "string" &&

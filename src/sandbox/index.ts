@@ -57,6 +57,8 @@ export type {
   DriftKind,
   DuplicatePolicy,
   Faults,
+  IdentityStatus,
+  IdentityType,
   Integrity,
   Limits,
   PenaltyEntry,
@@ -68,11 +70,15 @@ export type {
   SeedIdentity,
   SeedOptions,
   SeedReport,
+  SetBySpellingName,
 } from "./types.ts";
 export {
   CLIENT_CONTROL_TYPES,
   DRIFT_KINDS,
+  IDENTITY_STATUSES,
+  IDENTITY_TYPES,
   READ_ONLY_SCOPES,
   REASON_CODES,
   SCOPES,
+  SET_BY_SPELLINGS,
 } from "./types.ts";

@@ -6,9 +6,9 @@
 import { createHash } from "node:crypto";
 import type { CursorCodec } from "./cursor.ts";
 import { badRequest, parseInstant } from "./field-checks.ts";
+import type { KeysetPosition, TimeBounds } from "./keyset-index.ts";
 import { ProblemError } from "./problem.ts";
 import { optionalParam, type Query } from "./query-params.ts";
-import type { KeysetPosition } from "./sorted-records.ts";
 
 /** Most entries one list filter (profile_ids, ids, ...) takes. */
 export const MAX_LIST_ENTRIES = 100;
@@ -64,7 +64,7 @@ export function enumParam<T extends string>(
 export type Bound = "lt" | "lte" | "eq" | "gte" | "gt";
 
 /**
- * A created_at predicate from RFC 3339 bounds (query parameter → kind). Times are stored to the
+ * A time predicate, and its inclusive bounds in ms, from RFC 3339 bounds (query parameter → kind). Times are stored to the
  * millisecond; a bound with finer digits is applied exactly (gte 05.0005 admits 05.001, not 05.000).
  * Bounds that exclude each other match nothing.
  *
@@ -74,7 +74,7 @@ export type Bound = "lt" | "lte" | "eq" | "gte" | "gt";
 export function timeRange(
   q: Query,
   spec: Readonly<Record<string, Bound>>,
-): { match: (ms: number) => boolean; given: Record<string, string> } {
+): { match: (ms: number) => boolean; given: Record<string, string>; bounds: TimeBounds } {
   let lo = Number.NEGATIVE_INFINITY;
   let hi = Number.POSITIVE_INFINITY;
   const given: Record<string, string> = {};
@@ -92,7 +92,7 @@ export function timeRange(
       hi = Math.min(hi, ms);
     } else lo = Number.POSITIVE_INFINITY;
   }
-  return { match: (t) => t >= lo && t <= hi, given };
+  return { match: (t) => t >= lo && t <= hi, given, bounds: { lo, hi } };
 }
 
 /** `order_by`: only CREATED_AT, the keyset these listings page on. */

@@ -10,6 +10,7 @@ import { registerExchangeRoutes } from "./exchange-routes.ts";
 import { registerExtAdminRoutes } from "./ext-admin-routes.ts";
 import { ExtStore } from "./ext-store.ts";
 import { FaultInjector, stripUndefined } from "./faults.ts";
+import { registerIdentityRoutes } from "./identity-routes.ts";
 import { OAuthIssuer } from "./oauth.ts";
 import { registerOrchestrationRoutes } from "./orchestration-routes.ts";
 import { ProblemError, sendProblem } from "./problem.ts";
@@ -17,6 +18,7 @@ import { RateLimiter } from "./rate-limiter.ts";
 import { createRequestGuard, routeKey } from "./request-guard.ts";
 import { RequestStats } from "./request-stats.ts";
 import { type SeedRow, seedStore, syntheticSeedRows } from "./seed.ts";
+import { setBySpelling } from "./set-by.ts";
 import {
   checkLimits,
   checkStartOptions,
@@ -145,11 +147,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     writes: { creates: 0, deletes: 0 },
     hanging: new Set(),
     nextCreatedAt,
+    setBy: setBySpelling(options.setBySpelling),
   };
   const seedDefaults = {
     migratedFraction: options.migratedFraction ?? 0.5,
     driftFraction: options.driftFraction ?? 0,
     seed,
+    setBy: ctx.setBy,
   };
   const startedAt = new Date().toISOString();
   const app = buildApp(ctx);
@@ -218,6 +222,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   };
 
   registerApiRoutes(app, ctx);
+  registerIdentityRoutes(app, ctx);
   registerExchangeRoutes(app, ctx);
   registerTransferRoutes(app, ctx);
   registerDepositAddressRoutes(app, ctx);
@@ -266,7 +271,7 @@ function addControl(ctx: SandboxContext, identityId: string, c: AddControlInput)
     if (c[k] !== undefined && typeof c[k] !== "boolean")
       throw new RangeError(`${k} must be a boolean`);
   }
-  const setBy = c.set_by ?? "CLIENT";
+  const setBy = c.set_by ?? ctx.setBy.client;
   const record = ctx.store.insertControl(
     identity,
     {
@@ -276,7 +281,7 @@ function addControl(ctx: SandboxContext, identityId: string, c: AddControlInput)
       reason_code: c.reason_code ?? (isClientSetBy(setBy) ? "OTHER" : "ADMINISTRATIVE"),
       reason: c.reason ?? "added through the sandbox admin surface",
     },
-    c.deleted ?? false,
+    { deleted: c.deleted ?? false, touch: true },
   );
   return { ...record };
 }

@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { ControlRecord, Integrity } from "./types.ts";
+import { ActiveControlIndex } from "./active-control-index.ts";
+import { KeysetIndex } from "./keyset-index.ts";
+import type { ControlRecord, IdentityStatus, IdentityType, Integrity } from "./types.ts";
 
 /** An identity as the store keeps it; `created_at` is rendered on demand to save memory. */
 export interface StoredIdentity {
@@ -7,6 +9,10 @@ export interface StoredIdentity {
   readonly createdAtMs: number;
   readonly user_disabled: boolean;
   readonly admin_disabled: boolean;
+  readonly summaryStatus: IdentityStatus;
+  readonly identityType: IdentityType;
+  /** When a control of the identity was last created or deleted; undefined: never (created_at). */
+  updatedAtMs: number | undefined;
   /** Append-only, deleted controls included; undefined until the first control (most have none). */
   controls: ControlRecord[] | undefined;
   /** created_at rendered once, on the first answer that needs it (see {@link createdAtOf}). */
@@ -23,14 +29,17 @@ export function createdAtOf(identity: StoredIdentity): string {
   return identity.createdAtIso;
 }
 
-const NO_CONTROLS: readonly ControlRecord[] = Object.freeze([]);
-
-export interface NewIdentity {
-  id: string;
-  createdAtMs: number;
-  user_disabled: boolean;
-  admin_disabled: boolean;
+/** The identity's updated_at: its last control change, else its creation. */
+export function updatedAtOf(identity: StoredIdentity): string {
+  const ms = identity.updatedAtMs;
+  return ms === undefined ? createdAtOf(identity) : new Date(ms).toISOString();
 }
+
+/** updated_at in epoch ms. */
+export const updatedAtMsOf = (identity: StoredIdentity): number =>
+  identity.updatedAtMs ?? identity.createdAtMs;
+
+const NO_CONTROLS: readonly ControlRecord[] = Object.freeze([]);
 
 export interface NewControl {
   type: string;
@@ -49,27 +58,22 @@ export type DeleteOutcome =
 export const isClientSetBy = (s: string) => s === "CLIENT" || s === "SET_BY_CLIENT";
 export const isServiceSetBy = (s: string) => s === "SERVICE" || s === "SET_BY_SERVICE";
 
-function compareKey(aMs: number, aId: string, b: StoredIdentity): number {
-  if (aMs !== b.createdAtMs) return aMs < b.createdAtMs ? -1 : 1;
-  return aId < b.id ? -1 : aId > b.id ? 1 : 0;
-}
-
-const compareIdentities = (a: StoredIdentity, b: StoredIdentity) =>
-  compareKey(a.createdAtMs, a.id, b);
-
 /**
- * The sandbox's in-memory platform state, sized for a million identities: one array sorted by
- * (created_at, id) for keyset pages, a Map by id, a Map from control id to its identity, and a small
+ * The sandbox's in-memory platform state, sized for a million identities: a keyset index of every
+ * identity by (created_at, id), the identities holding an active control per type and per reason
+ * code (for filtered listings), a Map by id, a Map from control id to its identity, and a small
  * append-only control array per identity. Integrity counters are kept up to date on every write so
  * that stats never scan the whole store.
  *
  * @example
  *   const store = new SandboxStore();
- *   store.addIdentities([{ id: "a", createdAtMs: 0, user_disabled: true, admin_disabled: false }]);
- *   store.insertControl(store.get("a")!, { type: "SELL_ONLY", set_by: "CLIENT", is_overridable: true, reason_code: "OTHER", reason: "" });
+ *   store.addIdentities([{ id: "a", createdAtMs: 0, user_disabled: true, admin_disabled: false,
+ *     summaryStatus: "APPROVED", identityType: "PERSON", updatedAtMs: undefined, controls: undefined }]);
+ *   store.insertControl(store.get("a")!, { type: "SELL_ONLY", set_by: "SET_BY_CLIENT", is_overridable: true, reason_code: "OTHER", reason: "" });
  */
 export class SandboxStore {
-  private sorted: StoredIdentity[] = [];
+  readonly identities = new KeysetIndex<StoredIdentity>();
+  readonly active = new ActiveControlIndex<StoredIdentity>();
   private byId = new Map<string, StoredIdentity>();
   private controlOwner = new Map<string, StoredIdentity>();
   private activeCount = 0;
@@ -81,7 +85,7 @@ export class SandboxStore {
   };
 
   get identityCount(): number {
-    return this.sorted.length;
+    return this.identities.size;
   }
 
   get controlCounts(): { total: number; active: number } {
@@ -97,91 +101,22 @@ export class SandboxStore {
   }
 
   /**
-   * Adds identities in one batch; ids already present (or repeated in the batch) are skipped.
-   * Sorting the batch and merging keeps a million-row seed O(n log n) instead of n splices.
+   * Adds identities in one batch (records are adopted as they are: a million-row seed allocates
+   * one object per identity); ids already present, or repeated in the batch, are skipped.
    */
-  addIdentities(rows: Iterable<NewIdentity>): { added: StoredIdentity[]; skipped: number } {
+  addIdentities(rows: Iterable<StoredIdentity>): { added: StoredIdentity[]; skipped: number } {
     const added: StoredIdentity[] = [];
     let skipped = 0;
-    for (const r of rows) {
-      if (this.byId.has(r.id)) {
+    for (const identity of rows) {
+      if (this.byId.has(identity.id)) {
         skipped++;
         continue;
       }
-      // Adopted as is when already in stored shape (the seeder builds them so): a million-row seed
-      // then allocates one object per identity, not two.
-      const identity: StoredIdentity =
-        "controls" in r
-          ? (r as StoredIdentity)
-          : {
-              id: r.id,
-              createdAtMs: r.createdAtMs,
-              user_disabled: r.user_disabled,
-              admin_disabled: r.admin_disabled,
-              controls: undefined,
-              createdAtIso: undefined,
-            };
-      this.byId.set(r.id, identity);
+      this.byId.set(identity.id, identity);
       added.push(identity);
     }
-    if (added.length === 0) return { added, skipped };
-    const batch = added.slice().sort(compareIdentities);
-    const last = this.sorted[this.sorted.length - 1];
-    const first = batch[0]!;
-    if (!last || compareIdentities(last, first) < 0) {
-      for (const i of batch) this.sorted.push(i);
-    } else if (batch.length === 1) {
-      this.sorted.splice(this.upperBound(first.createdAtMs, first.id), 0, first);
-    } else {
-      this.sorted = mergeSorted(this.sorted, batch);
-    }
+    this.identities.addMany(added);
     return { added, skipped };
-  }
-
-  /**
-   * One keyset page: identities strictly after (ASC) or before (DESC) `after`, in order. Inserts
-   * on either side of the key never shift what the next page returns, so walks neither lose nor
-   * repeat items.
-   */
-  pageIdentities(
-    order: "ASC" | "DESC",
-    after: { t: number; id: string } | undefined,
-    limit: number,
-  ): { items: StoredIdentity[]; more: boolean } {
-    const items: StoredIdentity[] = [];
-    const n = this.sorted.length;
-    if (order === "ASC") {
-      let i = after ? this.upperBound(after.t, after.id) : 0;
-      for (; i < n && items.length < limit; i++) items.push(this.sorted[i]!);
-      return { items, more: i < n };
-    }
-    let i = after ? this.lowerBound(after.t, after.id) - 1 : n - 1;
-    for (; i >= 0 && items.length < limit; i--) items.push(this.sorted[i]!);
-    return { items, more: i >= 0 };
-  }
-
-  /** First index whose key is greater than (t, id). */
-  private upperBound(t: number, id: string): number {
-    let lo = 0;
-    let hi = this.sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (compareKey(t, id, this.sorted[mid]!) >= 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  /** First index whose key is greater than or equal to (t, id). */
-  private lowerBound(t: number, id: string): number {
-    let lo = 0;
-    let hi = this.sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (compareKey(t, id, this.sorted[mid]!) > 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
   }
 
   /** Active controls, for answers only: the result may be a shared frozen empty array. */
@@ -228,8 +163,17 @@ export class SandboxStore {
     return identity.controls?.some((c) => c.type === type && c.deleted_at === undefined) ?? false;
   }
 
-  insertControl(identity: StoredIdentity, c: NewControl, deleted = false): ControlRecord {
-    const now = new Date().toISOString();
+  /**
+   * Appends a control. `touch` (every write but a seed, which plays the past) moves the
+   * identity's updated_at to now.
+   */
+  insertControl(
+    identity: StoredIdentity,
+    c: NewControl,
+    opts: { deleted?: boolean; touch?: boolean } = {},
+  ): ControlRecord {
+    const nowMs = Date.now();
+    const now = new Date(nowMs).toISOString();
     const record: ControlRecord = {
       id: randomUUID(),
       type: c.type,
@@ -239,13 +183,15 @@ export class SandboxStore {
       reason: c.reason,
       created_at: now,
     };
-    if (deleted) record.deleted_at = now;
+    if (opts.deleted) record.deleted_at = now;
     if (!identity.controls) identity.controls = [];
     identity.controls.push(record);
     this.controlOwner.set(record.id, identity);
-    if (!deleted) {
+    if (opts.touch) touch(identity, nowMs);
+    if (!opts.deleted) {
       this.activeCount++;
       this.track(identity, record, +1);
+      this.active.activated(identity, record);
     }
     return record;
   }
@@ -263,14 +209,18 @@ export class SandboxStore {
     const { identity, control } = found;
     if (control.deleted_at !== undefined) return { kind: "already_deleted", control };
     if (!control.is_overridable && !force) return { kind: "not_overridable", control };
-    control.deleted_at = new Date().toISOString();
+    const nowMs = Date.now();
+    control.deleted_at = new Date(nowMs).toISOString();
+    touch(identity, nowMs);
     this.activeCount--;
     this.track(identity, control, -1);
+    this.active.deactivated(identity, control);
     return { kind: "deleted", control };
   }
 
   reset(): void {
-    this.sorted = [];
+    this.identities.clear();
+    this.active.reset();
     this.byId = new Map();
     this.controlOwner = new Map();
     this.activeCount = 0;
@@ -300,15 +250,7 @@ export class SandboxStore {
   }
 }
 
-function mergeSorted(a: StoredIdentity[], b: StoredIdentity[]): StoredIdentity[] {
-  const out: StoredIdentity[] = new Array(a.length + b.length);
-  let i = 0;
-  let j = 0;
-  let k = 0;
-  while (i < a.length && j < b.length) {
-    out[k++] = compareIdentities(a[i]!, b[j]!) <= 0 ? a[i++]! : b[j++]!;
-  }
-  while (i < a.length) out[k++] = a[i++]!;
-  while (j < b.length) out[k++] = b[j++]!;
-  return out;
+/** updated_at never precedes created_at, even for an identity seeded with a future created_at. */
+function touch(identity: StoredIdentity, nowMs: number): void {
+  identity.updatedAtMs = Math.max(nowMs, identity.createdAtMs);
 }

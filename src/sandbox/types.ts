@@ -9,7 +9,10 @@ import type { ExtCounts, SandboxExtApi } from "./ext-types.ts";
 export interface ControlRecord {
   id: string;
   type: string;
-  /** Raw spelling: "CLIENT"/"SERVICE" (seed), "SET_BY_CLIENT"/"SET_BY_SERVICE" (schema) or other. */
+  /**
+   * Raw: "SET_BY_CLIENT"/"SET_BY_SERVICE" (the published spelling, the default), "CLIENT"/"SERVICE"
+   * (the short spelling of the interface description), or anything an admin seed or drift put there.
+   */
   set_by: string;
   is_overridable: boolean;
   reason_code: string;
@@ -18,12 +21,31 @@ export interface ControlRecord {
   deleted_at?: string;
 }
 
+export const IDENTITY_STATUSES = ["PENDING", "ERROR", "APPROVED", "DENIED", "DISABLED"] as const;
+export type IdentityStatus = (typeof IDENTITY_STATUSES)[number];
+export const IDENTITY_TYPES = ["PERSON", "INSTITUTION"] as const;
+export type IdentityType = (typeof IDENTITY_TYPES)[number];
+
+/**
+ * An identity to seed. `summary_status` and `type` default to values drawn from the id (the same
+ * id always gets the same ones: mostly APPROVED, mostly PERSON); `updated_at` to `created_at`.
+ */
 export type SeedIdentity = {
   id: string;
   user_disabled: boolean;
   admin_disabled: boolean;
   created_at?: string;
+  updated_at?: string;
+  summary_status?: IdentityStatus;
+  type?: IdentityType;
 };
+
+/**
+ * How the sandbox spells `set_by`: "published" (SET_BY_CLIENT / SET_BY_SERVICE, the published
+ * schema's enum) or "short" (CLIENT / SERVICE, the interface description's, for rehearsals).
+ */
+export type SetBySpellingName = "published" | "short";
+export const SET_BY_SPELLINGS: readonly SetBySpellingName[] = ["published", "short"];
 
 export type DuplicatePolicy = "allow" | "reject";
 
@@ -72,6 +94,8 @@ export interface SandboxOptions extends Partial<Faults>, Partial<Limits> {
   clients?: SandboxClient[];
   /** Seed of the fault draws; default `seed`. */
   faultSeed?: number;
+  /** How set_by is spelled in answers and seeds; default "published" (SET_BY_CLIENT...). */
+  setBySpelling?: SetBySpellingName;
 }
 
 export interface SeedOptions {
@@ -90,8 +114,8 @@ export const DRIFT_KINDS = [
   "service_control_missing",
   /** A CLIENT SELL_ONLY with is_overridable false. */
   "client_not_overridable",
-  /** The migration controls spelled SET_BY_CLIENT / SET_BY_SERVICE. */
-  "set_by_prefixed",
+  /** The migration controls spelled the other way (CLIENT / SERVICE under the published spelling). */
+  "set_by_other_spelling",
   /** A SELL_ONLY with set_by SET_BY_PARTNER (unknown to the schema). */
   "unknown_set_by",
   /** Two active CLIENT SELL_ONLY controls on one identity. */

@@ -34,16 +34,28 @@ export const identitySchema = {
   type: "object",
   properties: {
     id: str,
-    created_at: str,
-    user_disabled: { type: "boolean" },
-    admin_disabled: { type: "boolean" },
     status_details: {
       type: "object",
       properties: { active_controls: { type: "array", items: controlSchema } },
       required: ["active_controls"],
     },
+    summary_status: str,
+    user_disabled: { type: "boolean" },
+    admin_disabled: { type: "boolean" },
+    type: str,
+    created_at: str,
+    updated_at: str,
   },
-  required: ["id", "created_at", "user_disabled", "admin_disabled", "status_details"],
+  required: [
+    "id",
+    "status_details",
+    "summary_status",
+    "user_disabled",
+    "admin_disabled",
+    "type",
+    "created_at",
+    "updated_at",
+  ],
 } as const;
 
 export const identityListSchema = {

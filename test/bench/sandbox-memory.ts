@@ -64,11 +64,31 @@ try {
       }),
     })
   ).json()) as { access_token: string };
+  const headers = { authorization: `Bearer ${token.access_token}` };
   const t0 = performance.now();
   const page = await fetch(`${info.api_url}/v2/identity/identities?limit=1000&order=DESC`, {
-    headers: { authorization: `Bearer ${token.access_token}` },
+    headers,
   });
   const pageMs = performance.now() - t0;
+  // The filtered listing walks the index of identities holding a SELL_ONLY, never all of them:
+  // its pages cost what an unfiltered page costs, however many identities the sandbox holds.
+  const t1 = performance.now();
+  let sellOnlyPages = 0;
+  let sellOnlyIdentities = 0;
+  let cursor = "";
+  do {
+    const url = new URL(`${info.api_url}/v2/identity/identities`);
+    url.search = new URLSearchParams({ control_types: "SELL_ONLY", limit: "1000" }).toString();
+    if (cursor) url.searchParams.set("page_cursor", cursor);
+    const res = (await (await fetch(url, { headers })).json()) as {
+      items: unknown[];
+      next_page_cursor: string;
+    };
+    sellOnlyPages++;
+    sellOnlyIdentities += res.items.length;
+    cursor = res.next_page_cursor;
+  } while (cursor !== "");
+  const sellOnlyMs = performance.now() - t1;
   const pid = proc.child.pid ?? 0;
   const rssKb = procStatusKb(pid, "VmRSS");
   const hwmKb = procStatusKb(pid, "VmHWM");
@@ -83,6 +103,9 @@ try {
       heap_used_mb: mb(stats.memory.heapUsedBytes),
       page_1000_status: page.status,
       page_1000_ms: Math.round(pageMs),
+      sell_only_identities: sellOnlyIdentities,
+      sell_only_pages: sellOnlyPages,
+      sell_only_ms_per_page: Math.round((sellOnlyMs / sellOnlyPages) * 10) / 10,
     })}\n`,
   );
 } finally {

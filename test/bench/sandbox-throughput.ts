@@ -71,6 +71,7 @@ try {
     identity_get: `${info.api_url}/v2/identity/identities/${withControls.id}`,
     identities_page_10: `${info.api_url}/v2/identity/identities?limit=10`,
     identities_page_100: `${info.api_url}/v2/identity/identities?limit=100`,
+    sell_only_page_100: `${info.api_url}/v2/identity/identities?control_types=SELL_ONLY&limit=100`,
   };
   const results: Record<string, unknown> = {};
   for (const [name, url] of Object.entries(scenarios)) {

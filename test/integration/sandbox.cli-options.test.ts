@@ -30,6 +30,7 @@ describe("sandboxOptionsFromArgv", () => {
       "hang-rate": 0.03,
       "token-ttl-s": 60,
       "duplicate-policy": "reject",
+      "set-by-spelling": "short",
     });
     assert.deepEqual(o, {
       host: "127.0.0.1",
@@ -49,12 +50,14 @@ describe("sandboxOptionsFromArgv", () => {
       hangRate: 0.03,
       tokenTtlS: 60,
       duplicatePolicy: "reject",
+      setBySpelling: "short",
     });
   });
 
   it("refuses each out-of-range flag with a message naming it and the value", () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ "fail-rate": 2 }, "--fail-rate must be between 0 and 1, got 2."],
+      [{ "set-by-spelling": "long" }, '--set-by-spelling must be published or short, got "long".'],
       [{ "hang-rate": -0.1 }, "--hang-rate must be between 0 and 1, got -0.1."],
       [{ "ambiguous-rate": 1.5 }, "--ambiguous-rate must be between 0 and 1, got 1.5."],
       [{ "migrated-fraction": 3 }, "--migrated-fraction must be between 0 and 1, got 3."],

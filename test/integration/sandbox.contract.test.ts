@@ -1,7 +1,7 @@
 /**
- * Contract tests: the sandbox's answers validated against the published reference schema
- * (`shared/reference/identity-controls.openapi.json`, next to the repository). If that file is
- * missing, every test here fails; it is never skipped.
+ * Contract tests: the sandbox's answers validated against the project's copy of the published
+ * identity-controls schema (`schema/identity-controls.openapi.json`, see schema/README.md). If that
+ * file is missing, every test here fails; it is never skipped.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -19,10 +19,7 @@ import {
   tokenFor,
 } from "../helpers/sandbox-http.ts";
 
-const SPEC_URL = new URL(
-  "../../../shared/reference/identity-controls.openapi.json",
-  import.meta.url,
-);
+const SPEC_URL = new URL("../../schema/identity-controls.openapi.json", import.meta.url);
 
 // biome-ignore lint/suspicious/noExplicitAny: a parsed OpenAPI document
 type Json = any;

@@ -44,7 +44,7 @@ describe("sandbox identity controls", () => {
     });
     assert.equal(res.status, 200);
     assert.equal(res.body.type, "SELL_ONLY");
-    assert.equal(res.body.set_by, "CLIENT");
+    assert.equal(res.body.set_by, "SET_BY_CLIENT");
     assert.equal(res.body.is_overridable, true);
     assert.equal(res.body.reason_code, "END_USER_REQUEST");
     assert.equal(res.body.reason, "asked");

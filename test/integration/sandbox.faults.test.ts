@@ -84,7 +84,7 @@ describe("sandbox fault injection", () => {
     );
     const [committed] = sandbox.controlsOf(id);
     assert.ok(committed, "the create was committed");
-    assert.equal(committed.set_by, "CLIENT");
+    assert.equal(committed.set_by, "SET_BY_CLIENT");
 
     await assert.rejects(
       call(sandbox, token, "DELETE", CONTROLS, { query: { control_id: committed.id } }),

@@ -40,7 +40,7 @@ describe("sandbox identities listing", () => {
   after(() => sandbox.close());
 
   it("walks every identity exactly once in ASC order of (created_at, id)", async () => {
-    const items = await walk(sandbox, token, IDENTITIES, { limit: "97" });
+    const items = await walk(sandbox, token, IDENTITIES, { limit: "97", order: "ASC" });
     assert.equal(items.length, COUNT);
     assert.equal(new Set(items.map((i) => i.id)).size, COUNT);
     assertSorted(items, "ASC");
@@ -55,6 +55,16 @@ describe("sandbox identities listing", () => {
     assertSorted(desc, "DESC");
     assert.deepEqual(
       desc.map((i) => i.id),
+      asc.map((i) => i.id).reverse(),
+    );
+  });
+
+  it("lists newest first (DESC) when no order is given, as published", async () => {
+    const asc = await walk(sandbox, token, IDENTITIES, { limit: "1000", order: "ASC" });
+    const byDefault = await walk(sandbox, token, IDENTITIES, { limit: "1000" });
+    assertSorted(byDefault, "DESC");
+    assert.deepEqual(
+      byDefault.map((i) => i.id),
       asc.map((i) => i.id).reverse(),
     );
   });
@@ -100,7 +110,9 @@ describe("sandbox identities listing", () => {
   });
 
   it("refuses a cursor used with the opposite order or on the controls listing", async () => {
-    const first = await call(sandbox, token, "GET", IDENTITIES, { query: { limit: "10" } });
+    const first = await call(sandbox, token, "GET", IDENTITIES, {
+      query: { limit: "10", order: "ASC" },
+    });
     const cursor = first.body.next_page_cursor;
     assertProblem(
       await call(sandbox, token, "GET", IDENTITIES, {
@@ -124,9 +136,10 @@ describe("sandbox identities listing", () => {
   });
 
   it("neither loses nor repeats identities when others are inserted on both sides of the cursor during a walk", async () => {
-    const before = await walk(sandbox, token, IDENTITIES, { limit: "1000" });
+    const before = await walk(sandbox, token, IDENTITIES, { limit: "1000", order: "ASC" });
     const inserted: string[] = [];
-    const seen = await walk(sandbox, token, IDENTITIES, { limit: "250" }, (page, items) => {
+    const asc = { limit: "250", order: "ASC" };
+    const seen = await walk(sandbox, token, IDENTITIES, asc, (page, items) => {
       const last = items[items.length - 1];
       const early = `0000-early-${page}`;
       const late = `ffff-late-${page}`;

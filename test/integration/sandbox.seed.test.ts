@@ -44,7 +44,8 @@ function recount(sandbox: Sandbox, rows: Row[]) {
       drift.service_control_missing++;
     }
     if (cs.some((c) => isClient(c) && !c.is_overridable)) drift.client_not_overridable++;
-    if (fromFlag.some((c) => c.set_by.startsWith("SET_BY_"))) drift.set_by_prefixed++;
+    // The sandbox spells SET_BY_* by default; the drift spells the other way.
+    if (fromFlag.some((c) => !c.set_by.startsWith("SET_BY_"))) drift.set_by_other_spelling++;
     if (cs.some((c) => c.set_by === "SET_BY_PARTNER")) drift.unknown_set_by++;
     if (r.user_disabled && clientSell.length === 2) drift.duplicate_client_sell_only++;
     if (cs.some((c) => c.type === "CLOSED")) drift.extra_closed++;
@@ -87,11 +88,11 @@ describe("sandbox seeding and the legacy-flag transition", () => {
         assert.equal(c.type, "SELL_ONLY");
         if (isClient(c)) {
           assert.ok(r.user_disabled);
-          assert.equal(c.set_by, "CLIENT");
+          assert.equal(c.set_by, "SET_BY_CLIENT");
           assert.equal(c.is_overridable, true);
         } else {
           assert.ok(r.admin_disabled);
-          assert.equal(c.set_by, "SERVICE");
+          assert.equal(c.set_by, "SET_BY_SERVICE");
           assert.equal(c.is_overridable, false);
         }
       }
@@ -231,7 +232,9 @@ describe("sandbox seeding and the legacy-flag transition", () => {
     const token = await tokenFor(sandbox);
     const listed = await walk(sandbox, token, IDENTITIES, { limit: "1000" });
     assert.deepEqual(new Set(listed.map((i) => i.id)), new Set(direct));
-    const page = await call(sandbox, token, "GET", IDENTITIES, { query: { limit: "1" } });
+    const page = await call(sandbox, token, "GET", IDENTITIES, {
+      query: { limit: "1", order: "ASC" },
+    });
     assert.equal(page.body.items[0].created_at, "2021-01-01T00:00:00.000Z");
   });
 });
