@@ -7,6 +7,7 @@ import {
 } from "../config.ts";
 import { openDatabase } from "../db/connect.ts";
 import { migrateToLatest } from "../db/migrate.ts";
+import { TOOL_SCHEMA } from "../db/schema.ts";
 import { type SeedResult, seedSource } from "../db/seed.ts";
 import { ExitCode, UserError } from "../errors.ts";
 import { runCommand } from "./run-command.ts";
@@ -19,7 +20,7 @@ const seedSourceOptions = (({ "batch-size": _b, "non-uuid-ids": _n, ...rest }) =
 
 const migrateCommand: CommandModule = {
   command: "migrate",
-  describe: "Create or update the tool's own tables (schema controls_migration). Idempotent.",
+  describe: `Create or update the tool's own tables (schema ${TOOL_SCHEMA}). Idempotent.`,
   builder: (y: Argv) =>
     y
       .example("$0 db migrate", "Migrate the embedded database in .data/pglite")

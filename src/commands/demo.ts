@@ -4,6 +4,7 @@ import type { Argv, CommandModule } from "yargs";
 import {
   type Argv as ConfigArgv,
   loadGlobalConfig,
+  loadPipelineConfig,
   loadPlatformConfig,
   loadSourceConfig,
 } from "../config.ts";
@@ -70,6 +71,7 @@ export const demoCommand: CommandModule = {
           { OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret },
         );
         logger.addSecret(platform.clientSecret.reveal());
+        const run = loadPipelineConfig({ reason: "controls-migrate demo" }, {});
         const summaries = [];
         for (const mode of ["plan", "apply", "reconcile"] as const) {
           if (signal.aborted) break;
@@ -83,21 +85,12 @@ export const demoCommand: CommandModule = {
               {
                 handle,
                 client,
-                source,
-                platform,
                 logger,
                 signal,
                 progress: createProgress({ enabled: global.progress, logger }),
                 confirm: async () => true,
               },
-              {
-                mode,
-                state: "auto",
-                all: false,
-                prune: false,
-                reasonCode: "OTHER",
-                reason: "controls-migrate demo",
-              },
+              { mode, run, source, platform },
             );
             summaries.push(summary);
             process.stderr.write(`\n${renderSummaryTable(summary)}\n\n`);

@@ -67,33 +67,15 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
       {
         handle,
         client,
-        source,
-        platform,
         logger,
         signal,
         progress: createProgress({ enabled: global.progress, logger }),
         confirm: async (counts) => pipeline.yes || confirmOnTty(mode, counts),
-        recordedOptions: {
-          database: global.databaseUrl ? redactUrl(global.databaseUrl) : `pglite:${global.dataDir}`,
-          api_url: platform.apiUrl,
-          client_id: platform.clientId,
-          rate: platform.rate,
-          concurrency: platform.concurrency,
-          source: { ...source },
-        },
+        databaseLabel: global.databaseUrl
+          ? redactUrl(global.databaseUrl)
+          : `pglite:${global.dataDir}`,
       },
-      {
-        mode,
-        state: pipeline.state,
-        all: pipeline.all,
-        prune: pipeline.prune,
-        limit: pipeline.limit,
-        reasonCode: pipeline.reasonCode,
-        reason: pipeline.reason,
-        planRunId: pipeline.plan,
-        resumeRunId: pipeline.resume,
-        out: pipeline.out,
-      },
+      { mode, run: pipeline, source, platform },
     );
     process.stderr.write(`${renderSummaryTable(summary)}\n`);
     if (global.json) process.stdout.write(`${JSON.stringify(summary)}\n`);

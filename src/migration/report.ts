@@ -6,12 +6,13 @@ import type { Database } from "../db/schema.ts";
 import { type DiffRow, writeDiffCsv } from "../reports/csv.ts";
 import { type RunSummary, writeSummaries } from "../reports/summary.ts";
 
-/** What a finding asks for when no journal entry exists yet (plan runs). */
+/**
+ * What a finding asks for when no journal entry exists yet (plan runs). Whether a control may be
+ * pruned is the diff rules' verdict, stored with the finding; it is never re-derived here.
+ */
 function intendedAction(r: DiffRecord): string | null {
   if (r.finding === "missing_client_control") return "create";
-  if (r.finding === "unexpected_client_control" && r.observed_set_by && r.observed_is_overridable) {
-    return "delete_with_prune";
-  }
+  if (r.prunable) return "delete_with_prune";
   return null;
 }
 
