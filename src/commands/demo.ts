@@ -3,10 +3,13 @@ import { join, resolve } from "node:path";
 import type { Argv, CommandModule } from "yargs";
 import {
   type Argv as ConfigArgv,
+  demoOptions,
+  loadDemoConfig,
   loadGlobalConfig,
   loadPipelineConfig,
   loadPlatformConfig,
   loadSourceConfig,
+  withOptions,
 } from "../config.ts";
 import { openDatabase } from "../db/connect.ts";
 import { ensureSchema } from "../db/migrate.ts";
@@ -29,17 +32,12 @@ export const demoCommand: CommandModule = {
   describe:
     "Rehearse a whole migration on an embedded database and an in-process sandbox (no network).",
   builder: (y: Argv) =>
-    y
-      .options({
-        identities: { type: "number", default: 10_000, describe: "Synthetic identities to seed." },
-        seed: { type: "number", default: 7, describe: "Seed of the synthetic data." },
-      })
+    withOptions(y, demoOptions, "Demo:")
       .example("$0 demo", "10,000 identities, half-finished transition with drift and bad rows")
       .example("$0 demo --identities 50000 --no-progress", "Bigger, with line logs"),
   handler: (argv) =>
     runCommand(argv as ConfigArgv, async ({ logger, signal, argv: a }) => {
-      const identities = Number(a.identities);
-      const seed = Number(a.seed);
+      const { identities, seed } = loadDemoConfig(a);
       mkdirSync(".data", { recursive: true });
       const dataDir = mkdtempSync(join(".data", "demo-"));
       const global = loadGlobalConfig({ ...a, "data-dir": dataDir, "database-url": undefined }, {});
