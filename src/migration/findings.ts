@@ -62,6 +62,7 @@ function findingRow(runId: string, row: IdentityStateRow, f: Finding): NewFindin
     observed_is_overridable: f.observed?.isOverridable ?? null,
     other_active_controls: f.otherActiveControls || null,
     detail: f.detail || null,
+    prunable: f.prunable,
   };
 }
 
