@@ -3,7 +3,8 @@ import { CONTROLS_PATH, type RouteConfig, type SandboxContext, TOKEN_PATH } from
 import { ProblemError, sendProblem } from "./problem.ts";
 import { optionalParam, parseBool, parseLimit, type Query, requireParam } from "./query-params.ts";
 import { routeKey } from "./request-guard.ts";
-import { CLIENT_CONTROL_TYPES, REASON_CODES, SCOPES } from "./types.ts";
+import { operationSchema } from "./schema-validation.ts";
+import { CLIENT_CONTROL_TYPES, PREVIEW_REASON_CODES, REASON_CODES, SCOPES } from "./types.ts";
 import { controlListSchema, controlSchema } from "./wire-schemas.ts";
 
 const config = (c: RouteConfig) => c;
@@ -58,10 +59,11 @@ function createBody(body: unknown): {
   if (b.reason_code === undefined || b.reason_code === null || b.reason_code === "") {
     throw new ProblemError(400, `reason_code is required: one of ${REASON_CODES.join(", ")}`);
   }
-  if (
-    typeof b.reason_code !== "string" ||
-    !(REASON_CODES as readonly string[]).includes(b.reason_code)
-  ) {
+  const reasonCode =
+    typeof b.reason_code === "string"
+      ? (PREVIEW_REASON_CODES[b.reason_code] ?? b.reason_code)
+      : b.reason_code;
+  if (typeof reasonCode !== "string" || !(REASON_CODES as readonly string[]).includes(reasonCode)) {
     throw new ProblemError(
       400,
       `reason_code must be one of ${REASON_CODES.join(", ")}, got ${JSON.stringify(b.reason_code)}`,
@@ -73,7 +75,7 @@ function createBody(body: unknown): {
   return {
     identity_id: b.identity_id,
     type: b.type,
-    reason_code: b.reason_code,
+    reason_code: reasonCode,
     reason: (b.reason as string | undefined) ?? "",
   };
 }
@@ -106,7 +108,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: SandboxContext): vo
     CONTROLS_PATH,
     {
       config: config({ endpoint: CONTROLS_PATH, scope: SCOPES.readControl }),
-      schema: { response: { 200: controlListSchema } },
+      schema: { ...operationSchema("GET", CONTROLS_PATH), response: { 200: controlListSchema } },
     },
     async (request) => {
       const q = request.query as Query;
@@ -143,7 +145,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: SandboxContext): vo
     CONTROLS_PATH,
     {
       config: config({ endpoint: CONTROLS_PATH, scope: SCOPES.writeControl }),
-      schema: { response: { 200: controlSchema } },
+      schema: { ...operationSchema("POST", CONTROLS_PATH), response: { 200: controlSchema } },
     },
     async (request, reply) => {
       const body = createBody(request.body);
@@ -173,7 +175,10 @@ export function registerApiRoutes(app: FastifyInstance, ctx: SandboxContext): vo
 
   app.delete(
     CONTROLS_PATH,
-    { config: config({ endpoint: CONTROLS_PATH, scope: SCOPES.writeControl }) },
+    {
+      config: config({ endpoint: CONTROLS_PATH, scope: SCOPES.writeControl }),
+      schema: operationSchema("DELETE", CONTROLS_PATH),
+    },
     async (request, reply) => {
       const q = request.query as Query;
       const controlId = requireParam(q, "control_id");

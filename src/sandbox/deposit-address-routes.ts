@@ -13,6 +13,7 @@ import {
 } from "./listing-query.ts";
 import { ProblemError, sendProblem } from "./problem.ts";
 import { optionalParam, parseLimit, parseOrder, type Query } from "./query-params.ts";
+import { operationSchema } from "./schema-validation.ts";
 import { SCOPES } from "./types.ts";
 
 const config = (c: RouteConfig) => c;
@@ -69,7 +70,10 @@ export function registerDepositAddressRoutes(app: FastifyInstance, ctx: SandboxC
 
   app.get(
     DEPOSIT_ADDRESSES_PATH,
-    { config: config({ endpoint: DEPOSIT_ADDRESSES_PATH, scope: SCOPES.readDepositAddress }) },
+    {
+      config: config({ endpoint: DEPOSIT_ADDRESSES_PATH, scope: SCOPES.readDepositAddress }),
+      schema: operationSchema("GET", DEPOSIT_ADDRESSES_PATH),
+    },
     async (request) => {
       const q = request.query as Query;
       rejectUnknownParams(q, PARAMS);

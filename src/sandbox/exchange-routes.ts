@@ -5,7 +5,7 @@ import {
   type RouteConfig,
   type SandboxContext,
 } from "./context.ts";
-import type { StoredExecution } from "./exchange-store.ts";
+import { orderAt, type StoredExecution } from "./exchange-store.ts";
 import { EXECUTION_STATUSES, MARKETS, SIDES } from "./ext-types.ts";
 import {
   checkOrderBy,
@@ -19,6 +19,7 @@ import {
 } from "./listing-query.ts";
 import { ProblemError, sendProblem } from "./problem.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, optionalParam, parseOrder, type Query } from "./query-params.ts";
+import { operationSchema } from "./schema-validation.ts";
 import { SCOPES } from "./types.ts";
 
 const config = (c: RouteConfig) => c;
@@ -80,7 +81,10 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SandboxContext
 
   app.get(
     QUOTE_EXECUTIONS_PATH,
-    { config: config({ endpoint: QUOTE_EXECUTIONS_PATH, scope: SCOPES.readQuoteExecution }) },
+    {
+      config: config({ endpoint: QUOTE_EXECUTIONS_PATH, scope: SCOPES.readQuoteExecution }),
+      schema: operationSchema("GET", QUOTE_EXECUTIONS_PATH),
+    },
     async (request) => {
       const { profile_id: profileId } = request.params as { profile_id: string };
       const q = request.query as Query;
@@ -116,14 +120,17 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SandboxContext
 
   app.get(
     ORDER_PATH,
-    { config: config({ endpoint: ORDER_PATH, scope: SCOPES.readOrder }) },
+    {
+      config: config({ endpoint: ORDER_PATH, scope: SCOPES.readOrder }),
+      schema: operationSchema("GET", ORDER_PATH),
+    },
     async (request) => {
       const { profile_id: profileId, id } = request.params as { profile_id: string; id: string };
       const found = ext.exchange.order(id);
       if (!found || found.record.profile_id !== profileId) {
         throw new ProblemError(404, `order ${id} not found in profile ${profileId}`);
       }
-      return found.record;
+      return orderAt(found, Date.now());
     },
   );
 

@@ -175,6 +175,9 @@ const ORDER_FIELDS = [
   "is_triggered",
 ] as const;
 
+/** An amount the order does not have (a MARKET order's price...) reads "", as the platform answers. */
+const notApplicable = (v: bigint | undefined): string => (v === undefined ? "" : formatDecimal(v));
+
 /** The amounts each order type must state, as the platform's create-order call requires them. */
 function requiredAmounts(type: OrderType, side: string): readonly string[] {
   switch (type) {
@@ -243,7 +246,7 @@ export function orderFromSeed(
     b.amount_filled === undefined ? 0n : parseDecimal(b.amount_filled, "amount_filled");
   const vwap =
     b.volume_weighted_average_price === undefined
-      ? 0n
+      ? undefined
       : parseDecimal(b.volume_weighted_average_price, "volume_weighted_average_price");
   let status = enumValue(b, "status", ORDER_STATUSES, "SUBMITTED");
   if (rejection !== undefined) {
@@ -258,15 +261,15 @@ export function orderFromSeed(
     side,
     market: enumValue(b, "market", MARKETS),
     type,
-    price: formatDecimal(amounts.price ?? 0n),
-    base_amount: formatDecimal(amounts.base_amount ?? 0n),
-    quote_amount: formatDecimal(amounts.quote_amount ?? 0n),
+    price: notApplicable(amounts.price),
+    base_amount: notApplicable(amounts.base_amount),
+    quote_amount: notApplicable(amounts.quote_amount),
     stop_price: amounts.stop_price === undefined ? undefined : formatDecimal(amounts.stop_price),
     metadata: checkMetadata(b.metadata, "metadata"),
     created_at: new Date(placedAtMs).toISOString(),
     modified_at: new Date(modifiedAtMs).toISOString(),
     amount_filled: formatDecimal(rejection === undefined ? filled : 0n),
-    volume_weighted_average_price: formatDecimal(rejection === undefined ? vwap : 0n),
+    volume_weighted_average_price: notApplicable(rejection === undefined ? vwap : undefined),
     time_in_force: timeInForce,
     expiration_date: exp === undefined ? undefined : new Date(exp.ms).toISOString(),
     identity_id: identityId,

@@ -1,6 +1,11 @@
 import type { Order, QuoteExecution } from "./ext-types.ts";
 import { SeedConflictError } from "./ext-types.ts";
-import { CLOSED_ORDER_STATUSES, type RefHolder, refIdRefusal } from "./order-rules.ts";
+import {
+  CLOSED_ORDER_STATUSES,
+  orderStateAt,
+  type RefHolder,
+  refIdRefusal,
+} from "./order-rules.ts";
 import { SortedRecords } from "./sorted-records.ts";
 
 export interface StoredExecution {
@@ -16,8 +21,22 @@ export interface StoredOrder {
   readonly closedAtMs: number | undefined;
 }
 
-function holderOf(o: StoredOrder): RefHolder {
-  return { id: o.record.id, status: o.record.status, closedAtMs: o.closedAtMs };
+function holderOf(o: StoredOrder, nowMs: number): RefHolder {
+  return { id: o.record.id, ...orderStateAt(o.record, o.closedAtMs, nowMs) };
+}
+
+/**
+ * The order as it reads at `nowMs`: an open GTT order whose expiration_date has passed is EXPIRED,
+ * modified at its expiration.
+ */
+export function orderAt(o: StoredOrder, nowMs: number): Order {
+  const state = orderStateAt(o.record, o.closedAtMs, nowMs);
+  if (state.status === o.record.status) return o.record;
+  return {
+    ...o.record,
+    status: state.status,
+    modified_at: new Date(state.closedAtMs ?? nowMs).toISOString(),
+  };
 }
 
 export function closedAt(record: Order, modifiedAtMs: number): number | undefined {
@@ -91,7 +110,7 @@ export class ExchangeStore {
       ids.add(id);
       if (refId === undefined) continue;
       const holder = refs.get(refId) ?? this.ordersByRef.get(refId);
-      const refusal = holder && refIdRefusal(refId, holderOf(holder), o.placedAtMs);
+      const refusal = holder && refIdRefusal(refId, holderOf(holder, o.placedAtMs), o.placedAtMs);
       if (refusal) throw new SeedConflictError(refusal);
       refs.set(refId, o);
     }

@@ -1,26 +1,14 @@
+import { schemaEnum } from "../contract/published-schema.ts";
+
 /**
  * Public types of the rest of the platform interface the sandbox emulates: quote executions,
  * orders, internal transfers with balances, deposit addresses and orchestration rules. Amounts are
  * decimal strings everywhere, as on the wire.
  */
 
-export const MARKETS = [
-  "ETHEUR",
-  "ETHSGD",
-  "ETHUSD",
-  "BTCEUR",
-  "BTCSGD",
-  "BTCUSD",
-  "PAXGUSD",
-  "BCHUSD",
-  "LTCUSD",
-  "USDPUSD",
-  "LINKUSD",
-  "MATICUSD",
-  "AAVEUSD",
-  "UNIUSD",
-] as const;
-export type Market = (typeof MARKETS)[number];
+/** The published Market enum, read from the project's copy of the schema. */
+export const MARKETS: readonly string[] = schemaEnum("Market");
+export type Market = string;
 
 export const SIDES = ["BUY", "SELL"] as const;
 export const EXECUTION_STATUSES = ["CREATED", "SETTLED"] as const;
@@ -34,29 +22,12 @@ export const ORDER_TYPES = [
 export type OrderType = (typeof ORDER_TYPES)[number];
 export const TIME_IN_FORCE = ["IOC", "GTC", "GTT", "FOK"] as const;
 export type TimeInForce = (typeof TIME_IN_FORCE)[number];
-export const ORDER_STATUSES = [
-  "PENDING_SUBMISSION",
-  "SUBMITTED",
-  "OPEN",
-  "FILLED",
-  "CANCELLED",
-  "REJECTED",
-] as const;
-export type OrderStatus = (typeof ORDER_STATUSES)[number];
-export const CRYPTO_NETWORKS = [
-  "BITCOIN",
-  "ETHEREUM",
-  "BITCOIN_CASH",
-  "LITECOIN",
-  "SOLANA",
-  "POLYGON_POS",
-  "BASE",
-  "ARBITRUM_ONE",
-  "STELLAR",
-  "INK",
-  "XLAYER",
-] as const;
-export type CryptoNetwork = (typeof CRYPTO_NETWORKS)[number];
+/** The published OrderStatus enum (EXPIRED included), read from the schema. */
+export const ORDER_STATUSES: readonly string[] = schemaEnum("OrderStatus");
+export type OrderStatus = string;
+/** The published CryptoNetwork enum, read from the schema. */
+export const CRYPTO_NETWORKS: readonly string[] = schemaEnum("CryptoNetwork");
+export type CryptoNetwork = string;
 
 export type Metadata = Record<string, string>;
 
@@ -253,6 +224,7 @@ export interface OrchestrationRule {
   profile_id: string;
   identity_id?: string;
   account_id?: string;
+  /** ACTIVE until deleted; the published enum also has PENDING and REJECTED. */
   status: "ACTIVE" | "DELETED";
   source_asset: string;
   destination_asset: string;

@@ -18,8 +18,16 @@ import {
 } from "./listing-query.ts";
 import { ProblemError, sendProblem } from "./problem.ts";
 import { optionalParam, parseBool, parseLimit, parseOrder, type Query } from "./query-params.ts";
+import { operationSchema } from "./schema-validation.ts";
 import { createdAtOf, type SandboxStore, type StoredIdentity, updatedAtOf } from "./store.ts";
-import { CONTROL_TYPES, IDENTITY_STATUSES, IDENTITY_TYPES, REASON_CODES, SCOPES } from "./types.ts";
+import {
+  CONTROL_TYPES,
+  IDENTITY_STATUSES,
+  IDENTITY_TYPES,
+  PREVIEW_REASON_CODES,
+  REASON_CODES,
+  SCOPES,
+} from "./types.ts";
 import { identityListSchema, identitySchema } from "./wire-schemas.ts";
 
 const config = (c: RouteConfig) => c;
@@ -83,7 +91,10 @@ function filterOf(q: Query): { filter: IdentityFilter; key: string } {
   const updated = timeRange(q, UPDATED_AT);
   const filter: IdentityFilter = {
     controlTypes: enumList(q, "control_types", CONTROL_TYPES),
-    reasonCodes: enumList(q, "control_reason_codes", REASON_CODES),
+    reasonCodes: enumList(q, "control_reason_codes", [
+      ...REASON_CODES,
+      ...Object.keys(PREVIEW_REASON_CODES),
+    ]).map((r) => PREVIEW_REASON_CODES[r] ?? r),
     summaryStatus: enumParam(q, "summary_status", IDENTITY_STATUSES),
     identityType: enumParam(q, "identity_type", IDENTITY_TYPES),
     created: created.bounds,
@@ -115,7 +126,7 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: SandboxContext
     IDENTITIES_PATH,
     {
       config: config({ endpoint: IDENTITIES_PATH, scope: SCOPES.readIdentity }),
-      schema: { response: { 200: identityListSchema } },
+      schema: { ...operationSchema("GET", IDENTITIES_PATH), response: { 200: identityListSchema } },
     },
     async (request) => {
       const q = request.query as Query;
@@ -137,7 +148,7 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: SandboxContext
     IDENTITY_PATH,
     {
       config: config({ endpoint: IDENTITY_PATH, scope: SCOPES.readIdentity }),
-      schema: { response: { 200: identitySchema } },
+      schema: { ...operationSchema("GET", IDENTITY_PATH), response: { 200: identitySchema } },
     },
     async (request) => {
       const { id } = request.params as { id: string };

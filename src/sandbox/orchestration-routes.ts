@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { answerWrite } from "./api-routes.ts";
 import { ORCHESTRATION_RULE_PATH, type RouteConfig, type SandboxContext } from "./context.ts";
 import { ProblemError, sendProblem } from "./problem.ts";
+import { operationSchema } from "./schema-validation.ts";
 import { SCOPES } from "./types.ts";
 
 const config = (c: RouteConfig) => c;
@@ -16,7 +17,10 @@ const config = (c: RouteConfig) => c;
 export function registerOrchestrationRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   app.delete(
     ORCHESTRATION_RULE_PATH,
-    { config: config({ endpoint: ORCHESTRATION_RULE_PATH, scope: SCOPES.writeOrchestrationRule }) },
+    {
+      config: config({ endpoint: ORCHESTRATION_RULE_PATH, scope: SCOPES.writeOrchestrationRule }),
+      schema: operationSchema("DELETE", ORCHESTRATION_RULE_PATH),
+    },
     async (request, reply) => {
       const { id } = request.params as { id: string };
       const outcome = ctx.ext.rules.delete(id, new Date());

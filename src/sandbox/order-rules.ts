@@ -27,7 +27,25 @@ export const VALID_TIME_IN_FORCE: Readonly<Record<OrderType, readonly TimeInForc
 export const GTT_MIN_LEAD_MS = 10_000;
 /** A ref_id is free again once its order has been closed for more than this. */
 export const REF_ID_REUSE_AFTER_MS = 24 * 3600 * 1000;
-export const CLOSED_ORDER_STATUSES: readonly OrderStatus[] = ["FILLED", "CANCELLED", "REJECTED"];
+export const CLOSED_ORDER_STATUSES: readonly OrderStatus[] = [
+  "FILLED",
+  "CANCELLED",
+  "REJECTED",
+  "EXPIRED",
+];
+
+/** What an order is at `nowMs`: an open GTT order past its expiration_date has EXPIRED then. */
+export function orderStateAt(
+  order: { status: OrderStatus; time_in_force: string; expiration_date?: string | undefined },
+  closedAtMs: number | undefined,
+  nowMs: number,
+): { status: OrderStatus; closedAtMs: number | undefined } {
+  if (closedAtMs === undefined && order.time_in_force === "GTT" && order.expiration_date) {
+    const expiresAtMs = Date.parse(order.expiration_date);
+    if (expiresAtMs < nowMs) return { status: "EXPIRED", closedAtMs: expiresAtMs };
+  }
+  return { status: order.status, closedAtMs };
+}
 
 export interface OrderTerms {
   type: OrderType;

@@ -17,6 +17,7 @@ import { ProblemError, sendProblem } from "./problem.ts";
 import { RateLimiter } from "./rate-limiter.ts";
 import { createRequestGuard, routeKey } from "./request-guard.ts";
 import { RequestStats } from "./request-stats.ts";
+import { createValidatorCompiler, formatSchemaError } from "./schema-validation.ts";
 import { type SeedRow, seedStore, syntheticSeedRows } from "./seed.ts";
 import { setBySpelling } from "./set-by.ts";
 import {
@@ -58,7 +59,10 @@ function buildApp(ctx: SandboxContext): FastifyInstance {
     forceCloseConnections: true,
     return503OnClosing: false,
     bodyLimit: 1024 * 1024,
+    schemaErrorFormatter: (errors, dataVar) =>
+      new ProblemError(400, formatSchemaError(errors as never, dataVar)),
   });
+  app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON (the API) and forms (the token endpoint); anything else is a 415. Our own JSON
   // parser allows an empty body (a DELETE sent with a JSON content type) and says what is wrong
   // with a malformed one.
@@ -85,7 +89,9 @@ function buildApp(ctx: SandboxContext): FastifyInstance {
     ctx.stats.status(routeKey(request), reply.statusCode);
   });
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    if (err instanceof ProblemError) return sendProblem(reply, err.status, err.detail);
+    if (err instanceof ProblemError) {
+      return sendProblem(reply, err.status, err.detail, undefined, err.kind, err.meta);
+    }
     const status =
       err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (request.routeOptions.url === TOKEN_PATH && status < 500) {

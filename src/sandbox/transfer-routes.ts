@@ -11,7 +11,8 @@ import {
   optionalString,
   requiredString,
 } from "./field-checks.ts";
-import { ProblemError, sendProblem } from "./problem.ts";
+import { ALREADY_EXISTS, INSUFFICIENT_FUNDS, ProblemError, sendProblem } from "./problem.ts";
+import { operationSchema } from "./schema-validation.ts";
 import type { InternalTransfer } from "./transfer-store.ts";
 import { SCOPES } from "./types.ts";
 
@@ -61,11 +62,12 @@ export function transferBody(raw: unknown): InternalTransfer {
 /**
  * `POST /v2/transfer/internal`: moves an asset between two profiles of the account, atomically.
  *
- * Choices where the issue leaves room: the transfer completes at once (status COMPLETED, balances
- * moved before the answer); a ref_id is unique across the account, and its replay answers 200 with
- * the original sender record whatever the new body says (after the body is checked, before the
- * profiles and the balance are, so a replay never fails for funds already moved); both profiles
- * must exist (404 naming the field); an overdraft is a 409 stating available and needed amounts;
+ * As published: a reused ref_id is a 409 already-exists problem (whatever the new body says; checked
+ * after the body, before the profiles and the balance), and insufficient funds a 403
+ * insufficient-funds problem whose `meta` says profile_id, asset, available and needed.
+ * Choices where the schema leaves room: the transfer completes at once (status COMPLETED, balances
+ * moved before the answer); a ref_id is unique across the account; both profiles must exist (404
+ * naming the field);
  * the fee comes from the fee table (0 unless seeded) and is paid by the sender; the credit record
  * carries recipient_metadata and to_identity_id/to_account_id. Unknown body fields are a 400.
  *
@@ -77,12 +79,21 @@ export function registerTransferRoutes(app: FastifyInstance, ctx: SandboxContext
 
   app.post(
     INTERNAL_TRANSFER_PATH,
-    { config: config({ endpoint: INTERNAL_TRANSFER_PATH, scope: SCOPES.writeInternalTransfer }) },
+    {
+      config: config({ endpoint: INTERNAL_TRANSFER_PATH, scope: SCOPES.writeInternalTransfer }),
+      schema: operationSchema("POST", INTERNAL_TRANSFER_PATH),
+    },
     async (request, reply) => {
       const t = badRequest(() => transferBody(request.body));
       if (t.refId !== undefined) {
         const original = ext.transfers.byRefId(t.refId);
-        if (original) return original;
+        if (original) {
+          throw new ProblemError(
+            409,
+            `a transfer with ref_id ${JSON.stringify(t.refId)} already exists: ${original.id}, created at ${original.created_at}`,
+            ALREADY_EXISTS,
+          );
+        }
       }
       for (const [field, id] of [
         ["from_profile_id", t.fromProfileId],
@@ -92,9 +103,13 @@ export function registerTransferRoutes(app: FastifyInstance, ctx: SandboxContext
       }
       const outcome = ext.transfers.transfer(t, new Date());
       if (outcome.kind === "insufficient") {
+        const available = formatDecimal(outcome.available);
+        const needed = formatDecimal(outcome.needed);
         throw new ProblemError(
-          409,
-          `insufficient funds: profile ${t.fromProfileId} has ${formatDecimal(outcome.available)} ${t.asset} available; the transfer needs ${formatDecimal(outcome.needed)} (amount ${formatDecimal(t.amount)} + fee ${formatDecimal(outcome.fee)})`,
+          403,
+          `insufficient ${t.asset} funds in profile ${t.fromProfileId}: ${needed} needed (amount ${formatDecimal(t.amount)} + fee ${formatDecimal(outcome.fee)}), ${available} available`,
+          INSUFFICIENT_FUNDS,
+          { profile_id: t.fromProfileId, asset: t.asset, available, needed },
         );
       }
       return answerWrite(ctx, request, reply, outcome.debit);

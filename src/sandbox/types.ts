@@ -268,8 +268,15 @@ export const REASON_CODES = [
   "COMPLIANCE_EDD",
   "COMPLIANCE_SCREENING",
   "COMPLIANCE_INVESTIGATION",
-  "ONBOARDING_INCOMPLETE",
+  "COMPLIANCE_INCOMPLETE",
   "RISK_FRAUD",
   "LEGAL_ORDER",
   "ADMINISTRATIVE",
 ] as const;
+
+/**
+ * Reason codes of the earlier preview schema, accepted and stored under their published name: the
+ * preview spelled COMPLIANCE_INCOMPLETE as ONBOARDING_INCOMPLETE.
+ */
+export const PREVIEW_REASON_CODES: Readonly<Record<string, (typeof REASON_CODES)[number]>> =
+  Object.freeze({ ONBOARDING_INCOMPLETE: "COMPLIANCE_INCOMPLETE" });

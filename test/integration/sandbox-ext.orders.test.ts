@@ -68,7 +68,9 @@ describe("sandbox orders: acceptance rules at seeding and GET /v2/profiles/{prof
         const served = await fetchOrder(result!.order);
         assert.equal(served.time_in_force, tif);
         if (valid) {
-          assert.equal(served.status, "SUBMITTED", `${type} ${tif} is valid`);
+          assert.equal(result!.order.status, "SUBMITTED", `${type} ${tif} is valid`);
+          // Placed in 2024: a GTT order reads EXPIRED once its expiration_date has passed.
+          assert.equal(served.status, tif === "GTT" ? "EXPIRED" : "SUBMITTED", `${type} ${tif}`);
           assert.equal(result!.rejection_reason, undefined);
         } else {
           assert.equal(served.status, "REJECTED", `${type} ${tif} is not valid`);
@@ -112,7 +114,8 @@ describe("sandbox orders: acceptance rules at seeding and GET /v2/profiles/{prof
         orderOf("LIMIT", { time_in_force: "GTT", expiration_date: expiration }),
       );
       const served = await fetchOrder(result!.order);
-      assert.equal(served.status, accepted ? "SUBMITTED" : "REJECTED", expiration);
+      assert.equal(result!.order.status, accepted ? "SUBMITTED" : "REJECTED", expiration);
+      assert.equal(served.status, accepted ? "EXPIRED" : "REJECTED", expiration);
       assert.equal(typeof served.expiration_date, "string");
       if (!accepted) assert.match(result!.rejection_reason ?? "", /more than 10 s after placement/);
     }
@@ -170,7 +173,7 @@ describe("sandbox orders: acceptance rules at seeding and GET /v2/profiles/{prof
       type: "LIMIT",
       price: "190.23",
       base_amount: "2.35781498",
-      quote_amount: "0",
+      quote_amount: "",
       metadata: { customer_id: "c-9" },
       created_at: iso(T0),
       modified_at: iso(T0 + 5_000),
@@ -184,6 +187,39 @@ describe("sandbox orders: acceptance rules at seeding and GET /v2/profiles/{prof
     assert.equal(stopLimit.price, "149.5");
     assert.equal(stopLimit.expiration_date, iso(T0 + HOUR));
     assert.equal(stopLimit.is_triggered, true);
+  });
+
+  it("reads a GTT order EXPIRED, modified at its expiration, once its expiration_date has passed", async () => {
+    const now = Date.now();
+    const [soon, later] = await seed(
+      orderOf("LIMIT", {
+        time_in_force: "GTT",
+        created_at: iso(now - 20_000),
+        expiration_date: iso(now - 5_000),
+      }),
+      orderOf("LIMIT", {
+        time_in_force: "GTT",
+        created_at: iso(now),
+        expiration_date: iso(now + HOUR),
+      }),
+    );
+    const expired = await fetchOrder(soon!.order);
+    assert.equal(expired.status, "EXPIRED");
+    assert.equal(expired.modified_at, iso(now - 5_000));
+    assert.equal((await fetchOrder(later!.order)).status, "SUBMITTED");
+  });
+
+  it("answers the amounts an order type does not have as empty strings, not zeros", async () => {
+    const [market, limit] = await seed(
+      orderOf("MARKET", { side: "SELL" }),
+      orderOf("LIMIT", { side: "BUY" }),
+    );
+    const m = await fetchOrder(market!.order);
+    assert.deepEqual([m.price, m.base_amount, m.quote_amount], ["", "0.5", ""]);
+    assert.equal(m.volume_weighted_average_price, "", "nothing filled, no average price");
+    assert.equal(m.amount_filled, "0");
+    const l = await fetchOrder(limit!.order);
+    assert.deepEqual([l.price, l.base_amount, l.quote_amount], ["190.23", "2.35781498", ""]);
   });
 
   it("refuses a ref_id held by an open order with 409 and stores nothing", async () => {

@@ -277,10 +277,10 @@ describe("sandbox GET /v2/profiles/{profile_id}/quote-executions", () => {
   it("refuses bad filter values, order, order_by, limits, times and unknown parameters with 400 naming them", async () => {
     const bad: [Record<string, string>, RegExp][] = [
       [{ side: "HOLD" }, /side must be one of BUY, SELL/],
-      [{ market: "DOGEUSD" }, /market must be one of ETHEUR/],
+      [{ market: "MATICUSD" }, /market must be one of ETHEUR/],
       [{ status: "FILLED" }, /status must be one of CREATED, SETTLED/],
-      [{ order: "UP" }, /order must be ASC or DESC/],
-      [{ order_by: "PRICE" }, /order_by must be CREATED_AT/],
+      [{ order: "UP" }, /order must be one of DESC, ASC, got "UP"/],
+      [{ order_by: "PRICE" }, /order_by must be one of CREATED_AT, got "PRICE"/],
       [{ limit: "0" }, /limit must be an integer between 1 and 1000/],
       [{ limit: "1001" }, /limit must be an integer between 1 and 1000/],
       [{ "pagination.offset": "-1" }, /pagination\.offset must be an integer/],

@@ -145,7 +145,7 @@ describe("sandbox POST /v2/transfer/internal", () => {
       ["0", /greater than 0/],
       ["0.000", /greater than 0/],
       ["0.0000000000000000001", /19 decimals; at most 18/],
-      ["", /amount is required/],
+      ["", /amount must match \^\[0-9\]\*/],
       [undefined, /amount is required/],
     ];
     for (const [amount, detail] of refused) {
@@ -174,33 +174,43 @@ describe("sandbox POST /v2/transfer/internal", () => {
     assert.equal(await balance(A), "9", "only the valid transfer moved funds");
   });
 
-  it("replays a reused ref_id with the original transfer and moves the funds once", async () => {
+  it("refuses a reused ref_id with 409 already-exists, whatever the body, and moves the funds once", async () => {
     const first = await transfer({ amount: "4", ref_id: "replay-me" });
     assert.equal(first.status, 200);
     // The same ref_id with another amount, then after the sender can no longer afford it.
     const again = await transfer({ amount: "5", ref_id: "replay-me" });
-    assert.equal(again.status, 200);
-    assert.deepEqual(again.body, first.body);
+    assertProblem(again, 409, /a transfer with ref_id "replay-me" already exists/);
+    assert.equal(again.body.type, "https://api.SERVICE.example/v2/problems/already-exists");
+    assert.match(again.body.detail, new RegExp(first.body.id));
     await transfer({ amount: "6" });
     assert.equal(await balance(A), "0");
     const late = await transfer({ amount: "4", ref_id: "replay-me" });
-    assert.equal(late.status, 200);
-    assert.deepEqual(late.body, first.body);
+    assertProblem(late, 409, /already exists/);
     assert.equal(await balance(B), "10");
     const group = (await adminOk(sandbox, "GET", `/transfers?group_id=${first.body.group_id}`))
       .items;
     assert.equal(group.length, 2, "one debit and one credit, never a second transfer");
   });
 
-  it("refuses an overdraft with 409 naming available and needed amounts, and moves nothing", async () => {
+  it("refuses an overdraft with 403 insufficient-funds whose meta names available and needed amounts, and moves nothing", async () => {
     await adminOk(sandbox, "PUT", "/transfer-fees", { BTC: "0.001" });
     const res = await transfer({ amount: "10" });
     assertProblem(
       res,
-      409,
-      /insufficient funds: profile profile-a has 10 BTC available; the transfer needs 10\.001 \(amount 10 \+ fee 0\.001\)/,
+      403,
+      /insufficient BTC funds in profile profile-a: 10\.001 needed \(amount 10 \+ fee 0\.001\), 10 available/,
     );
-    assertProblem(await transfer({ amount: "1", asset: "ETH" }), 409, /has 0 ETH available/);
+    assert.equal(
+      res.body.type,
+      "https://developer.SERVICE.example/docs/v2/problems/insufficient-funds",
+    );
+    assert.deepEqual(res.body.meta, {
+      profile_id: A,
+      asset: "BTC",
+      available: "10",
+      needed: "10.001",
+    });
+    assertProblem(await transfer({ amount: "1", asset: "ETH" }), 403, /0 available/);
     assert.equal(await balance(A), "10");
     assert.equal(await balance(B), "0");
     assert.equal(
@@ -250,7 +260,7 @@ describe("sandbox POST /v2/transfer/internal", () => {
     assert.equal(await balance(A), "10");
   });
 
-  it("commits a transfer whose answer the ambiguous fault drops, and the ref_id replay returns it", async () => {
+  it("commits a transfer whose answer the ambiguous fault drops, and a retry with its ref_id is told it already exists", async () => {
     sandbox.setFaults({ ambiguousRate: 1 });
     try {
       await assert.rejects(transfer({ amount: "3", ref_id: "lost-answer" }));
@@ -259,8 +269,7 @@ describe("sandbox POST /v2/transfer/internal", () => {
     }
     assert.equal(await balance(A), "7", "the write was committed before the connection dropped");
     const replay = await transfer({ amount: "3", ref_id: "lost-answer" });
-    assert.equal(replay.status, 200);
-    assert.equal(replay.body.ref_id, "lost-answer");
+    assertProblem(replay, 409, /ref_id "lost-answer" already exists/);
     assert.equal(await balance(A), "7", "the retry did not move the funds twice");
   });
 

@@ -309,7 +309,7 @@ describe("sandbox identities listing filters", () => {
       [{ control_reason_codes: "BORED" }, /control_reason_codes entries must be among/],
       [{ summary_status: "HAPPY" }, /summary_status must be one of PENDING/],
       [{ identity_type: "ROBOT" }, /identity_type must be one of PERSON, INSTITUTION/],
-      [{ order_by: "ID" }, /order_by must be CREATED_AT/],
+      [{ order_by: "ID" }, /order_by must be one of CREATED_AT, got "ID"/],
       [{ "created_at.gte": "yesterday" }, /created_at.gte must be an RFC 3339 date-time/],
       [{ "updated_at.lt": "2024-02-30T00:00:00Z" }, /updated_at.lt must be an RFC 3339/],
     ];
