@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import { guardAdminOrigin } from "./admin-origin.ts";
 import { registerAdminRoutes } from "./admin-routes.ts";
 import { registerApiRoutes } from "./api-routes.ts";
 import { ADMIN_PREFIX, type SandboxContext, TOKEN_PATH } from "./context.ts";
@@ -84,6 +85,7 @@ function buildApp(ctx: SandboxContext): FastifyInstance {
     { parseAs: "string" },
     (_req, body, done) => done(null, new URLSearchParams(body as string)),
   );
+  app.addHook("onRequest", guardAdminOrigin);
   app.addHook("onRequest", createRequestGuard(ctx));
   app.addHook("onResponse", async (request, reply) => {
     ctx.stats.status(routeKey(request), reply.statusCode);
