@@ -1,3 +1,4 @@
+import { MAX_IDENTITY_ID_LENGTH } from "../contract/limits.ts";
 import { prng, syntheticIdentities } from "../synthetic.ts";
 import type { SetBySpelling } from "./set-by.ts";
 import type { NewControl, SandboxStore, StoredIdentity } from "./store.ts";
@@ -98,8 +99,10 @@ function toNewIdentity(row: SeedRow, index: number, clock: () => number): Stored
   if (typeof row !== "object" || row === null) {
     throw new RangeError(`identities[${index}] must be an object`);
   }
-  if (typeof row.id !== "string" || row.id === "" || row.id.length > 200) {
-    throw new RangeError(`identities[${index}].id must be a non-empty string (at most 200 chars)`);
+  if (typeof row.id !== "string" || row.id === "" || row.id.length > MAX_IDENTITY_ID_LENGTH) {
+    throw new RangeError(
+      `identities[${index}].id must be a non-empty string of at most ${MAX_IDENTITY_ID_LENGTH} characters`,
+    );
   }
   for (const flag of ["user_disabled", "admin_disabled"] as const) {
     if (typeof row[flag] !== "boolean") {

@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import { MAX_IDENTITY_ID_LENGTH } from "../contract/limits.ts";
 import { guardAdminOrigin } from "./admin-origin.ts";
 import { registerAdminRoutes } from "./admin-routes.ts";
 import { registerApiRoutes } from "./api-routes.ts";
@@ -60,6 +61,8 @@ function buildApp(ctx: SandboxContext): FastifyInstance {
     forceCloseConnections: true,
     return503OnClosing: false,
     bodyLimit: 1024 * 1024,
+    // Path parameters carry identity ids of up to 256 characters, percent-encoded up to 3 bytes each.
+    maxParamLength: 3 * MAX_IDENTITY_ID_LENGTH,
     schemaErrorFormatter: (errors, dataVar) =>
       new ProblemError(400, formatSchemaError(errors as never, dataVar)),
   });
