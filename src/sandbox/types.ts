@@ -1,3 +1,4 @@
+import { SCOPES } from "../contract/scopes.ts";
 import type { ExtCounts, SandboxExtApi } from "./ext-types.ts";
 
 /**
@@ -236,16 +237,7 @@ export interface Sandbox extends SandboxExtApi {
   close(): Promise<void>;
 }
 
-export const SCOPES = {
-  readIdentity: "identity:read_identity",
-  readControl: "identity:read_identity_control",
-  writeControl: "identity:write_identity_control",
-  readQuoteExecution: "exchange:read_quote_execution",
-  readOrder: "exchange:read_order",
-  writeInternalTransfer: "transfer:write_internal_transfer",
-  readDepositAddress: "transfer:read_deposit_address",
-  writeOrchestrationRule: "orchestration:write_orchestration_rule",
-} as const;
+export { SCOPES } from "../contract/scopes.ts";
 
 /** The scopes a read-only client holds: every read of the interface, no write. */
 export const READ_ONLY_SCOPES: readonly string[] = Object.freeze([
@@ -256,27 +248,9 @@ export const READ_ONLY_SCOPES: readonly string[] = Object.freeze([
   SCOPES.readDepositAddress,
 ]);
 
-export const CONTROL_TYPES = ["SELL_ONLY", "CLOSED", "FROZEN", "DORMANT"] as const;
-/** Types a client may create; FROZEN is the platform's own. */
-export const CLIENT_CONTROL_TYPES = ["SELL_ONLY", "CLOSED", "DORMANT"] as const;
-
-export const REASON_CODES = [
-  "OTHER",
-  "END_USER_REQUEST",
-  "INACTIVITY",
-  "COMPLIANCE_KYC",
-  "COMPLIANCE_EDD",
-  "COMPLIANCE_SCREENING",
-  "COMPLIANCE_INVESTIGATION",
-  "COMPLIANCE_INCOMPLETE",
-  "RISK_FRAUD",
-  "LEGAL_ORDER",
-  "ADMINISTRATIVE",
-] as const;
-
-/**
- * Reason codes of the earlier preview schema, accepted and stored under their published name: the
- * preview spelled COMPLIANCE_INCOMPLETE as ONBOARDING_INCOMPLETE.
- */
-export const PREVIEW_REASON_CODES: Readonly<Record<string, (typeof REASON_CODES)[number]>> =
-  Object.freeze({ ONBOARDING_INCOMPLETE: "COMPLIANCE_INCOMPLETE" });
+export {
+  CONTROL_TYPES,
+  CREATABLE_CONTROL_TYPES as CLIENT_CONTROL_TYPES,
+  PREVIEW_REASON_CODES,
+  REASON_CODES,
+} from "../contract/identity-controls.ts";
