@@ -1,13 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { CONTROLS_PATH, type RouteConfig, type SandboxContext, TOKEN_PATH } from "./context.ts";
+import { CONTROLS_PATH, type SandboxContext, TOKEN_PATH } from "./context.ts";
 import { ProblemError, sendProblem } from "./problem.ts";
 import { optionalParam, parseBool, parseLimit, type Query, requireParam } from "./query-params.ts";
 import { routeKey } from "./request-guard.ts";
 import { operationSchema } from "./schema-validation.ts";
 import { CLIENT_CONTROL_TYPES, PREVIEW_REASON_CODES, REASON_CODES, SCOPES } from "./types.ts";
 import { controlListSchema, controlSchema } from "./wire-schemas.ts";
-
-const config = (c: RouteConfig) => c;
 
 /**
  * Commits a write, then, if the ambiguous-write fault strikes, drops the connection before any
@@ -98,7 +96,7 @@ function createBody(body: unknown): {
 export function registerApiRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   const { store, cursors } = ctx;
 
-  app.post(TOKEN_PATH, { config: config({ endpoint: TOKEN_PATH }) }, async (request, reply) => {
+  app.post(TOKEN_PATH, { config: { endpoint: TOKEN_PATH } }, async (request, reply) => {
     const form = request.body instanceof URLSearchParams ? request.body : undefined;
     const res = ctx.issuer.issue(request.headers.authorization, form);
     return reply.code(res.status).headers(res.headers).send(res.body);
@@ -107,7 +105,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: SandboxContext): vo
   app.get(
     CONTROLS_PATH,
     {
-      config: config({ endpoint: CONTROLS_PATH, scope: SCOPES.readControl }),
+      config: { endpoint: CONTROLS_PATH, scope: SCOPES.readControl },
       schema: { ...operationSchema("GET", CONTROLS_PATH), response: { 200: controlListSchema } },
     },
     async (request) => {
@@ -144,7 +142,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: SandboxContext): vo
   app.post(
     CONTROLS_PATH,
     {
-      config: config({ endpoint: CONTROLS_PATH, scope: SCOPES.writeControl }),
+      config: { endpoint: CONTROLS_PATH, scope: SCOPES.writeControl },
       schema: { ...operationSchema("POST", CONTROLS_PATH), response: { 200: controlSchema } },
     },
     async (request, reply) => {
@@ -176,7 +174,7 @@ export function registerApiRoutes(app: FastifyInstance, ctx: SandboxContext): vo
   app.delete(
     CONTROLS_PATH,
     {
-      config: config({ endpoint: CONTROLS_PATH, scope: SCOPES.writeControl }),
+      config: { endpoint: CONTROLS_PATH, scope: SCOPES.writeControl },
       schema: operationSchema("DELETE", CONTROLS_PATH),
     },
     async (request, reply) => {
@@ -203,17 +201,4 @@ export function registerApiRoutes(app: FastifyInstance, ctx: SandboxContext): vo
       }
     },
   );
-
-  // Reads that reach a known path with the wrong method answer 405, not the catch-all 404.
-  for (const [path, methods] of [
-    [TOKEN_PATH, ["GET", "PUT", "DELETE", "PATCH"]],
-    [CONTROLS_PATH, ["PUT", "PATCH"]],
-  ] as const) {
-    app.route({
-      method: [...methods],
-      url: path,
-      handler: async (request, reply) =>
-        sendProblem(reply, 405, `${request.method} is not allowed on ${path}`),
-    });
-  }
 }

@@ -31,12 +31,17 @@ export interface SandboxContext {
   readonly setBy: SetBySpelling;
 }
 
-/** Per-route settings read by the shared hooks; routes without `endpoint` skip limits and faults. */
-export interface RouteConfig {
-  /** The rate-limited endpoint path (route template), e.g. "/v2/identity/identities/:id". */
-  endpoint?: string;
-  /** The OAuth scope the bearer token must carry; absent on the token endpoint. */
-  scope?: string;
+declare module "fastify" {
+  /**
+   * Per-route settings read by the shared hooks (Fastify's typed route config); routes without
+   * `endpoint` (admin, unknown) skip limits, faults and auth.
+   */
+  interface FastifyContextConfig {
+    /** The rate-limited endpoint path (route template), e.g. "/v2/identity/identities/:id". */
+    endpoint?: string;
+    /** The OAuth scope the bearer token must carry; absent on the token endpoint. */
+    scope?: string;
+  }
 }
 
 export const TOKEN_PATH = "/oauth2/token";

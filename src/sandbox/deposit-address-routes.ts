@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { DEPOSIT_ADDRESSES_PATH, type RouteConfig, type SandboxContext } from "./context.ts";
+import { DEPOSIT_ADDRESSES_PATH, type SandboxContext } from "./context.ts";
 import type { StoredAddress } from "./deposit-address-store.ts";
 import { CRYPTO_NETWORKS } from "./ext-types.ts";
 import {
@@ -15,8 +15,6 @@ import { ProblemError, sendProblem } from "./problem.ts";
 import { optionalParam, parseLimit, parseOrder, type Query } from "./query-params.ts";
 import { operationSchema } from "./schema-validation.ts";
 import { SCOPES } from "./types.ts";
-
-const config = (c: RouteConfig) => c;
 
 const LIST_FILTERS = [
   "profile_ids",
@@ -71,7 +69,7 @@ export function registerDepositAddressRoutes(app: FastifyInstance, ctx: SandboxC
   app.get(
     DEPOSIT_ADDRESSES_PATH,
     {
-      config: config({ endpoint: DEPOSIT_ADDRESSES_PATH, scope: SCOPES.readDepositAddress }),
+      config: { endpoint: DEPOSIT_ADDRESSES_PATH, scope: SCOPES.readDepositAddress },
       schema: operationSchema("GET", DEPOSIT_ADDRESSES_PATH),
     },
     async (request) => {
@@ -119,11 +117,4 @@ export function registerDepositAddressRoutes(app: FastifyInstance, ctx: SandboxC
       };
     },
   );
-
-  app.route({
-    method: ["PUT", "DELETE", "PATCH"],
-    url: DEPOSIT_ADDRESSES_PATH,
-    handler: async (request, reply) =>
-      sendProblem(reply, 405, `${request.method} is not allowed on ${DEPOSIT_ADDRESSES_PATH}`),
-  });
 }

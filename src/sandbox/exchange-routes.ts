@@ -1,10 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import {
-  ORDER_PATH,
-  QUOTE_EXECUTIONS_PATH,
-  type RouteConfig,
-  type SandboxContext,
-} from "./context.ts";
+import { ORDER_PATH, QUOTE_EXECUTIONS_PATH, type SandboxContext } from "./context.ts";
 import { orderAt, type StoredExecution } from "./exchange-store.ts";
 import { EXECUTION_STATUSES, MARKETS, SIDES } from "./ext-types.ts";
 import {
@@ -21,8 +16,6 @@ import { ProblemError, sendProblem } from "./problem.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, optionalParam, parseOrder, type Query } from "./query-params.ts";
 import { operationSchema } from "./schema-validation.ts";
 import { SCOPES } from "./types.ts";
-
-const config = (c: RouteConfig) => c;
 
 const EXECUTION_PARAMS = [
   "side",
@@ -82,7 +75,7 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SandboxContext
   app.get(
     QUOTE_EXECUTIONS_PATH,
     {
-      config: config({ endpoint: QUOTE_EXECUTIONS_PATH, scope: SCOPES.readQuoteExecution }),
+      config: { endpoint: QUOTE_EXECUTIONS_PATH, scope: SCOPES.readQuoteExecution },
       schema: operationSchema("GET", QUOTE_EXECUTIONS_PATH),
     },
     async (request) => {
@@ -121,7 +114,7 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SandboxContext
   app.get(
     ORDER_PATH,
     {
-      config: config({ endpoint: ORDER_PATH, scope: SCOPES.readOrder }),
+      config: { endpoint: ORDER_PATH, scope: SCOPES.readOrder },
       schema: operationSchema("GET", ORDER_PATH),
     },
     async (request) => {
@@ -133,16 +126,4 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SandboxContext
       return orderAt(found, Date.now());
     },
   );
-
-  for (const [path, methods] of [
-    [QUOTE_EXECUTIONS_PATH, ["POST", "PUT", "DELETE", "PATCH"]],
-    [ORDER_PATH, ["POST", "PUT", "DELETE", "PATCH"]],
-  ] as const) {
-    app.route({
-      method: [...methods],
-      url: path,
-      handler: async (request, reply) =>
-        sendProblem(reply, 405, `${request.method} is not allowed on ${path}`),
-    });
-  }
 }

@@ -1,10 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import {
-  IDENTITIES_PATH,
-  IDENTITY_PATH,
-  type RouteConfig,
-  type SandboxContext,
-} from "./context.ts";
+import { IDENTITIES_PATH, IDENTITY_PATH, type SandboxContext } from "./context.ts";
 import { type IdentityFilter, pageIdentities } from "./identity-listing.ts";
 import {
   checkOrderBy,
@@ -29,8 +24,6 @@ import {
   SCOPES,
 } from "./types.ts";
 import { identityListSchema, identitySchema } from "./wire-schemas.ts";
-
-const config = (c: RouteConfig) => c;
 
 const bounds = (field: string) =>
   ({
@@ -125,7 +118,7 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: SandboxContext
   app.get(
     IDENTITIES_PATH,
     {
-      config: config({ endpoint: IDENTITIES_PATH, scope: SCOPES.readIdentity }),
+      config: { endpoint: IDENTITIES_PATH, scope: SCOPES.readIdentity },
       schema: { ...operationSchema("GET", IDENTITIES_PATH), response: { 200: identityListSchema } },
     },
     async (request) => {
@@ -147,7 +140,7 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: SandboxContext
   app.get(
     IDENTITY_PATH,
     {
-      config: config({ endpoint: IDENTITY_PATH, scope: SCOPES.readIdentity }),
+      config: { endpoint: IDENTITY_PATH, scope: SCOPES.readIdentity },
       schema: { ...operationSchema("GET", IDENTITY_PATH), response: { 200: identitySchema } },
     },
     async (request) => {
@@ -162,13 +155,4 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: SandboxContext
       return identityView(store, identity);
     },
   );
-
-  for (const path of [IDENTITIES_PATH, IDENTITY_PATH]) {
-    app.route({
-      method: ["POST", "PUT", "DELETE", "PATCH"],
-      url: path,
-      handler: async (request, reply) =>
-        sendProblem(reply, 405, `${request.method} is not allowed on ${path}`),
-    });
-  }
 }

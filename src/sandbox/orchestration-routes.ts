@@ -1,11 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { answerWrite } from "./api-routes.ts";
-import { ORCHESTRATION_RULE_PATH, type RouteConfig, type SandboxContext } from "./context.ts";
+import { ORCHESTRATION_RULE_PATH, type SandboxContext } from "./context.ts";
 import { ProblemError, sendProblem } from "./problem.ts";
 import { operationSchema } from "./schema-validation.ts";
 import { SCOPES } from "./types.ts";
-
-const config = (c: RouteConfig) => c;
 
 /**
  * `DELETE /v2/orchestration/rules/{id}`: deletes a rule and answers `{rule}` as it now stands
@@ -18,7 +16,7 @@ export function registerOrchestrationRoutes(app: FastifyInstance, ctx: SandboxCo
   app.delete(
     ORCHESTRATION_RULE_PATH,
     {
-      config: config({ endpoint: ORCHESTRATION_RULE_PATH, scope: SCOPES.writeOrchestrationRule }),
+      config: { endpoint: ORCHESTRATION_RULE_PATH, scope: SCOPES.writeOrchestrationRule },
       schema: operationSchema("DELETE", ORCHESTRATION_RULE_PATH),
     },
     async (request, reply) => {
@@ -36,11 +34,4 @@ export function registerOrchestrationRoutes(app: FastifyInstance, ctx: SandboxCo
       return answerWrite(ctx, request, reply, { rule: outcome.rule });
     },
   );
-
-  app.route({
-    method: ["POST", "PUT", "PATCH"],
-    url: ORCHESTRATION_RULE_PATH,
-    handler: async (request, reply) =>
-      sendProblem(reply, 405, `${request.method} is not allowed on ${ORCHESTRATION_RULE_PATH}`),
-  });
 }

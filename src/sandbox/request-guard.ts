@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { type RouteConfig, type SandboxContext, TOKEN_PATH } from "./context.ts";
+import { type SandboxContext, TOKEN_PATH } from "./context.ts";
 import { effectiveRps } from "./endpoint-limits.ts";
 import { sendProblem } from "./problem.ts";
 import { Outcome } from "./request-stats.ts";
@@ -28,7 +28,7 @@ export function hang(ctx: SandboxContext, request: FastifyRequest, reply: Fastif
  */
 export function createRequestGuard(ctx: SandboxContext) {
   return async function guard(request: FastifyRequest, reply: FastifyReply) {
-    const cfg = request.routeOptions.config as RouteConfig | undefined;
+    const cfg = request.routeOptions.config;
     const endpoint = cfg?.endpoint;
     if (endpoint === undefined) return;
     const now = Date.now();

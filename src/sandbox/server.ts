@@ -13,6 +13,7 @@ import { registerExtAdminRoutes } from "./ext-admin-routes.ts";
 import { ExtStore } from "./ext-store.ts";
 import { FaultInjector, stripUndefined } from "./faults.ts";
 import { registerIdentityRoutes } from "./identity-routes.ts";
+import { answerMethodNotAllowed } from "./method-not-allowed.ts";
 import { OAuthIssuer } from "./oauth.ts";
 import { registerOrchestrationRoutes } from "./orchestration-routes.ts";
 import { ProblemError, sendProblem } from "./problem.ts";
@@ -232,12 +233,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
   };
 
-  registerApiRoutes(app, ctx);
-  registerIdentityRoutes(app, ctx);
-  registerExchangeRoutes(app, ctx);
-  registerTransferRoutes(app, ctx);
-  registerDepositAddressRoutes(app, ctx);
-  registerOrchestrationRoutes(app, ctx);
+  answerMethodNotAllowed(app, () => {
+    registerApiRoutes(app, ctx);
+    registerIdentityRoutes(app, ctx);
+    registerExchangeRoutes(app, ctx);
+    registerTransferRoutes(app, ctx);
+    registerDepositAddressRoutes(app, ctx);
+    registerOrchestrationRoutes(app, ctx);
+  });
   registerAdminRoutes(app, sandbox, (id) => ctx.store.get(id) !== undefined);
   registerExtAdminRoutes(app, sandbox);
   if (options.identities) {

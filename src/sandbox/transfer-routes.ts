@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { answerWrite } from "./api-routes.ts";
-import { INTERNAL_TRANSFER_PATH, type RouteConfig, type SandboxContext } from "./context.ts";
+import { INTERNAL_TRANSFER_PATH, type SandboxContext } from "./context.ts";
 import { formatDecimal, parsePositiveDecimal } from "./decimal.ts";
 import {
   assetField,
@@ -15,8 +15,6 @@ import { ALREADY_EXISTS, INSUFFICIENT_FUNDS, ProblemError, sendProblem } from ".
 import { operationSchema } from "./schema-validation.ts";
 import type { InternalTransfer } from "./transfer-store.ts";
 import { SCOPES } from "./types.ts";
-
-const config = (c: RouteConfig) => c;
 
 const TRANSFER_FIELDS = [
   "from_profile_id",
@@ -80,7 +78,7 @@ export function registerTransferRoutes(app: FastifyInstance, ctx: SandboxContext
   app.post(
     INTERNAL_TRANSFER_PATH,
     {
-      config: config({ endpoint: INTERNAL_TRANSFER_PATH, scope: SCOPES.writeInternalTransfer }),
+      config: { endpoint: INTERNAL_TRANSFER_PATH, scope: SCOPES.writeInternalTransfer },
       schema: operationSchema("POST", INTERNAL_TRANSFER_PATH),
     },
     async (request, reply) => {
@@ -115,11 +113,4 @@ export function registerTransferRoutes(app: FastifyInstance, ctx: SandboxContext
       return answerWrite(ctx, request, reply, outcome.debit);
     },
   );
-
-  app.route({
-    method: ["GET", "PUT", "DELETE", "PATCH"],
-    url: INTERNAL_TRANSFER_PATH,
-    handler: async (request, reply) =>
-      sendProblem(reply, 405, `${request.method} is not allowed on ${INTERNAL_TRANSFER_PATH}`),
-  });
 }
