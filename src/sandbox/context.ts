@@ -1,8 +1,8 @@
 import type { Socket } from "node:net";
-import type { CursorCodec } from "./cursor.ts";
 import type { ExtStore } from "./ext-store.ts";
 import type { FaultInjector } from "./faults.ts";
 import type { OAuthIssuer } from "./oauth.ts";
+import type { CursorCodec } from "./paging/cursor-codec.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 import type { RequestStats } from "./request-stats.ts";
 import type { SetBySpelling } from "./set-by.ts";

@@ -10,7 +10,7 @@ import {
   readCursor,
   rejectUnknownParams,
   timeRange,
-} from "./listing-query.ts";
+} from "./paging/listing-query.ts";
 import { ProblemError, sendProblem } from "./problem.ts";
 import { optionalParam, parseLimit, parseOrder, type Query } from "./query-params.ts";
 import { operationSchema } from "./schema-validation.ts";

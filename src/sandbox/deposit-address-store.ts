@@ -17,7 +17,7 @@ import {
   optionalString,
   requiredString,
 } from "./field-checks.ts";
-import { SortedRecords } from "./sorted-records.ts";
+import { KeysetIndex } from "./paging/keyset-index.ts";
 
 export interface StoredAddress {
   readonly id: string;
@@ -156,7 +156,7 @@ export function syntheticAddresses(
  * platform's replay protection, so a second address with one is a conflict).
  */
 export class DepositAddressStore {
-  readonly records = new SortedRecords<StoredAddress>();
+  readonly records = new KeysetIndex<StoredAddress>();
   private ids = new Set<string>();
   private refIds = new Set<string>();
 

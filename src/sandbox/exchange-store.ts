@@ -6,7 +6,7 @@ import {
   type RefHolder,
   refIdRefusal,
 } from "./order-rules.ts";
-import { SortedRecords } from "./sorted-records.ts";
+import { KeysetIndex } from "./paging/keyset-index.ts";
 
 export interface StoredExecution {
   readonly id: string;
@@ -54,7 +54,7 @@ export function closedAt(record: Order, modifiedAtMs: number): number | undefine
  *   store.executionsOf(stored.record.profile_id)?.size; // 1
  */
 export class ExchangeStore {
-  private executions = new Map<string, SortedRecords<StoredExecution>>();
+  private executions = new Map<string, KeysetIndex<StoredExecution>>();
   private executionIds = new Set<string>();
   private orders = new Map<string, StoredOrder>();
   /** ref_id → the latest order that took it. */
@@ -68,7 +68,7 @@ export class ExchangeStore {
     return this.orders.size;
   }
 
-  executionsOf(profileId: string): SortedRecords<StoredExecution> | undefined {
+  executionsOf(profileId: string): KeysetIndex<StoredExecution> | undefined {
     return this.executions.get(profileId);
   }
 
@@ -83,7 +83,7 @@ export class ExchangeStore {
     for (const e of batch) {
       let list = this.executions.get(e.record.profile_id);
       if (!list) {
-        list = new SortedRecords();
+        list = new KeysetIndex();
         this.executions.set(e.record.profile_id, list);
       }
       list.insert(e);

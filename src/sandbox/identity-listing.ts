@@ -6,7 +6,7 @@ import {
   type TimeBounds,
   takePage,
   type Walk,
-} from "./keyset-index.ts";
+} from "./paging/keyset-index.ts";
 import { type SandboxStore, type StoredIdentity, updatedAtMsOf } from "./store.ts";
 import type { IdentityStatus, IdentityType } from "./types.ts";
 

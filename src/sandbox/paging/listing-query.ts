@@ -4,11 +4,11 @@
  * bound to the listing's filters.
  */
 import { createHash } from "node:crypto";
-import type { CursorCodec } from "./cursor.ts";
-import { badRequest, parseInstant } from "./field-checks.ts";
+import { badRequest, parseInstant } from "../field-checks.ts";
+import { ProblemError } from "../problem.ts";
+import { optionalParam, type Query } from "../query-params.ts";
+import type { CursorCodec } from "./cursor-codec.ts";
 import type { KeysetPosition, TimeBounds } from "./keyset-index.ts";
-import { ProblemError } from "./problem.ts";
-import { optionalParam, type Query } from "./query-params.ts";
 
 /** Most entries one list filter (profile_ids, ids, ...) takes. */
 export const MAX_LIST_ENTRIES = 100;

@@ -116,6 +116,16 @@ export class KeysetIndex<T extends Keyed> {
     return { next: () => (i >= end ? items[i--] : undefined) };
   }
 
+  /** Matching records strictly after `after` in `order`, at most `limit`, and whether more match. */
+  page(
+    order: Order,
+    after: KeysetPosition | undefined,
+    limit: number,
+    match?: (r: T) => boolean,
+  ): { items: T[]; more: boolean } {
+    return takePage(this.walk(order, after), limit, match);
+  }
+
   /** Matching records in `order` after skipping `offset` matches (offset pagination). */
   pageFromOffset(
     order: Order,
