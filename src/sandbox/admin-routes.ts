@@ -1,7 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { ADMIN_PREFIX } from "./context.ts";
+import { requestBody } from "./input/body-fields.ts";
+import { parseBool, type Query } from "./input/query-params.ts";
 import { ProblemError } from "./problem.ts";
-import { parseBool, type Query } from "./query-params.ts";
 import type { SeedRow } from "./seed.ts";
 import { syntheticSeedRows } from "./seed.ts";
 import type { AddControlInput, Faults, Limits, Sandbox, SeedIdentity } from "./types.ts";
@@ -24,12 +25,7 @@ const LIMIT_KEYS: Record<string, keyof Limits> = {
   endpoint_rate_limits: "endpointRateLimits",
 };
 
-function objectBody(body: unknown, what: string): Record<string, unknown> {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ProblemError(400, `the body must be a JSON object of ${what}`);
-  }
-  return body as Record<string, unknown>;
-}
+const objectBody = requestBody;
 
 /** Accepts snake_case or camelCase keys; refuses unknown ones so a typo is never silently ignored. */
 function pickSettings<T>(body: Record<string, unknown>, keys: Record<string, keyof T>): Partial<T> {

@@ -1,9 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { CONTROLS_PATH, type SandboxContext, TOKEN_PATH } from "./context.ts";
+import { requestBody } from "./input/body-fields.ts";
+import {
+  optionalParam,
+  parseBool,
+  parseLimit,
+  type Query,
+  requireParam,
+} from "./input/query-params.ts";
+import { operationSchema } from "./input/schema-validation.ts";
 import { ProblemError, sendProblem } from "./problem.ts";
-import { optionalParam, parseBool, parseLimit, type Query, requireParam } from "./query-params.ts";
 import { routeKey } from "./request-guard.ts";
-import { operationSchema } from "./schema-validation.ts";
 import { CLIENT_CONTROL_TYPES, PREVIEW_REASON_CODES, REASON_CODES, SCOPES } from "./types.ts";
 import { controlListSchema, controlSchema } from "./wire-schemas.ts";
 
@@ -32,13 +39,7 @@ function createBody(body: unknown): {
   reason_code: string;
   reason: string;
 } {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ProblemError(
-      400,
-      "the body must be a JSON object {identity_id, type, reason_code, reason}",
-    );
-  }
-  const b = body as Record<string, unknown>;
+  const b = requestBody(body, "{identity_id, type, reason_code, reason}");
   if (typeof b.identity_id !== "string" || b.identity_id === "") {
     throw new ProblemError(400, "identity_id is required and must be a non-empty string");
   }

@@ -2,6 +2,8 @@ import type { FastifyInstance } from "fastify";
 import { DEPOSIT_ADDRESSES_PATH, type SandboxContext } from "./context.ts";
 import type { StoredAddress } from "./deposit-address-store.ts";
 import { CRYPTO_NETWORKS } from "./ext-types.ts";
+import { optionalParam, parseLimit, parseOrder, type Query } from "./input/query-params.ts";
+import { operationSchema } from "./input/schema-validation.ts";
 import {
   checkOrderBy,
   fingerprint,
@@ -12,8 +14,6 @@ import {
   timeRange,
 } from "./paging/listing-query.ts";
 import { ProblemError, sendProblem } from "./problem.ts";
-import { optionalParam, parseLimit, parseOrder, type Query } from "./query-params.ts";
-import { operationSchema } from "./schema-validation.ts";
 import { SCOPES } from "./types.ts";
 
 const LIST_FILTERS = [

@@ -16,7 +16,7 @@ import {
   onlyFields,
   optionalString,
   requiredString,
-} from "./field-checks.ts";
+} from "./input/body-fields.ts";
 import { KeysetIndex } from "./paging/keyset-index.ts";
 
 export interface StoredAddress {

@@ -8,6 +8,7 @@ import {
   ORDER_PATH,
   QUOTE_EXECUTIONS_PATH,
 } from "./context.ts";
+import { isJsonObject } from "./input/body-fields.ts";
 import type { Limits } from "./types.ts";
 
 /** The platform's limit of an ordinary endpoint; `rateLimitRps` plays this role in the sandbox. */
@@ -51,7 +52,7 @@ const BY_PATTERN = new Map(RATE_LIMITED_ENDPOINTS.map((e) => [pattern(e), e]));
  *   // { "/v2/profiles/:profile_id/quote-executions": 2 }
  */
 export function normalizeEndpointRates(table: unknown): Record<string, number> {
-  if (typeof table !== "object" || table === null || Array.isArray(table)) {
+  if (!isJsonObject(table)) {
     throw new RangeError("endpointRateLimits must be an object of endpoint path → requests/s");
   }
   const out: Record<string, number> = {};

@@ -3,6 +3,14 @@ import { ORDER_PATH, QUOTE_EXECUTIONS_PATH, type SandboxContext } from "./contex
 import { orderAt, type StoredExecution } from "./exchange-store.ts";
 import { EXECUTION_STATUSES, MARKETS, SIDES } from "./ext-types.ts";
 import {
+  DEFAULT_LIMIT,
+  MAX_LIMIT,
+  optionalParam,
+  parseOrder,
+  type Query,
+} from "./input/query-params.ts";
+import { operationSchema } from "./input/schema-validation.ts";
+import {
   checkOrderBy,
   enumParam,
   fingerprint,
@@ -13,8 +21,6 @@ import {
   timeRange,
 } from "./paging/listing-query.ts";
 import { ProblemError, sendProblem } from "./problem.ts";
-import { DEFAULT_LIMIT, MAX_LIMIT, optionalParam, parseOrder, type Query } from "./query-params.ts";
-import { operationSchema } from "./schema-validation.ts";
 import { SCOPES } from "./types.ts";
 
 const EXECUTION_PARAMS = [

@@ -4,7 +4,6 @@
  */
 import { randomUUID } from "node:crypto";
 import { prng, uuidFrom } from "../synthetic.ts";
-import { formatDecimal, multiplyDecimal, parseDecimal, parsePositiveDecimal } from "./decimal.ts";
 import { closedAt, type StoredExecution, type StoredOrder } from "./exchange-store.ts";
 import {
   EXECUTION_STATUSES,
@@ -30,7 +29,13 @@ import {
   optionalString,
   parseInstant,
   requiredString,
-} from "./field-checks.ts";
+} from "./input/body-fields.ts";
+import {
+  formatDecimal,
+  multiplyDecimal,
+  parseDecimal,
+  parsePositiveDecimal,
+} from "./input/decimal.ts";
 import { DEFAULT_TIME_IN_FORCE, rejectionReason } from "./order-rules.ts";
 
 /** ETHUSD → ETH / USD: every market quotes in a three-letter fiat. */

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { ADMIN_PREFIX } from "./context.ts";
 import { SeedConflictError } from "./ext-types.ts";
+import { requestBody } from "./input/body-fields.ts";
+import { optionalParam, type Query } from "./input/query-params.ts";
 import { ProblemError } from "./problem.ts";
-import { optionalParam, type Query } from "./query-params.ts";
 import type { Sandbox } from "./types.ts";
 
 /** Runs a seeding call: its RangeError is a 400, its SeedConflictError a 409. */
@@ -16,12 +17,7 @@ function seeding<T>(fn: () => T): T {
   }
 }
 
-function bodyOf(body: unknown, what: string): Record<string, unknown> {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ProblemError(400, `the body must be a JSON object: ${what}`);
-  }
-  return body as Record<string, unknown>;
-}
+const bodyOf = requestBody;
 
 function itemsOf(body: unknown, what: string): unknown[] {
   const b = bodyOf(body, `{items: [${what}, ...]}`);

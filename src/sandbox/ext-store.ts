@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { formatDecimal, parseDecimal } from "./decimal.ts";
 import {
   addressFromSeed,
   DepositAddressStore,
@@ -8,7 +7,15 @@ import {
 import { executionFromSeed, orderFromSeed, syntheticExecutions } from "./exchange-seed.ts";
 import { ExchangeStore } from "./exchange-store.ts";
 import type { Balance, ExtCounts, OrderSeedResult, SandboxExtApi } from "./ext-types.ts";
-import { assetField, atItem, objectOf, onlyFields, requiredString } from "./field-checks.ts";
+import {
+  assetField,
+  atItem,
+  isJsonObject,
+  objectOf,
+  onlyFields,
+  requiredString,
+} from "./input/body-fields.ts";
+import { formatDecimal, parseDecimal } from "./input/decimal.ts";
 import { OrchestrationStore, ruleFromSeed } from "./orchestration-store.ts";
 import { TransferStore } from "./transfer-store.ts";
 
@@ -18,7 +25,7 @@ function itemsOf(input: unknown, what: string): readonly unknown[] {
 }
 
 function isSynthetic(input: unknown): boolean {
-  return typeof input === "object" && input !== null && !Array.isArray(input) && "count" in input;
+  return isJsonObject(input) && "count" in input;
 }
 
 function synthetic<T>(input: unknown, known: readonly string[]): T {

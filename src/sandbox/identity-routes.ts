@@ -2,6 +2,14 @@ import type { FastifyInstance } from "fastify";
 import { IDENTITIES_PATH, IDENTITY_PATH, type SandboxContext } from "./context.ts";
 import { type IdentityFilter, pageIdentities } from "./identity-listing.ts";
 import {
+  optionalParam,
+  parseBool,
+  parseLimit,
+  parseOrder,
+  type Query,
+} from "./input/query-params.ts";
+import { operationSchema } from "./input/schema-validation.ts";
+import {
   checkOrderBy,
   enumParam,
   fingerprint,
@@ -12,8 +20,6 @@ import {
   timeRange,
 } from "./paging/listing-query.ts";
 import { ProblemError, sendProblem } from "./problem.ts";
-import { optionalParam, parseBool, parseLimit, parseOrder, type Query } from "./query-params.ts";
-import { operationSchema } from "./schema-validation.ts";
 import { createdAtOf, type SandboxStore, type StoredIdentity, updatedAtOf } from "./store.ts";
 import {
   CONTROL_TYPES,

@@ -4,7 +4,7 @@
  * from the rest of the tool (imports nothing from platform/, migration/ or db/); only tests, the
  * demo and the `sandbox` command start it.
  */
-export { DECIMAL_SCALE, formatDecimal, parseDecimal } from "./decimal.ts";
+
 export {
   effectiveRps,
   PLATFORM_DEFAULT_RPS,
@@ -42,6 +42,7 @@ export {
   TIME_IN_FORCE,
 } from "./ext-types.ts";
 export { DEFAULT_FAULTS } from "./faults.ts";
+export { DECIMAL_SCALE, formatDecimal, parseDecimal } from "./input/decimal.ts";
 export {
   DEFAULT_TIME_IN_FORCE,
   GTT_MIN_LEAD_MS,

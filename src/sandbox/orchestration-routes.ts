@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { answerWrite } from "./api-routes.ts";
 import { ORCHESTRATION_RULE_PATH, type SandboxContext } from "./context.ts";
+import { operationSchema } from "./input/schema-validation.ts";
 import { ProblemError, sendProblem } from "./problem.ts";
-import { operationSchema } from "./schema-validation.ts";
 import { SCOPES } from "./types.ts";
 
 /**

@@ -15,7 +15,7 @@ import {
   onlyFields,
   optionalString,
   requiredString,
-} from "./field-checks.ts";
+} from "./input/body-fields.ts";
 
 const RULE_FIELDS = [
   "id",

@@ -1,5 +1,6 @@
 import { MAX_IDENTITY_ID_LENGTH } from "../contract/limits.ts";
 import { prng, syntheticIdentities } from "../synthetic.ts";
+import { isJsonObject } from "./input/body-fields.ts";
 import type { SetBySpelling } from "./set-by.ts";
 import type { NewControl, SandboxStore, StoredIdentity } from "./store.ts";
 import {
@@ -96,7 +97,7 @@ function instant(row: Record<string, unknown>, field: string, index: number): nu
 }
 
 function toNewIdentity(row: SeedRow, index: number, clock: () => number): StoredIdentity {
-  if (typeof row !== "object" || row === null) {
+  if (!isJsonObject(row)) {
     throw new RangeError(`identities[${index}] must be an object`);
   }
   if (typeof row.id !== "string" || row.id === "" || row.id.length > MAX_IDENTITY_ID_LENGTH) {

@@ -12,6 +12,7 @@ import { registerExtAdminRoutes } from "./ext-admin-routes.ts";
 import { ExtStore } from "./ext-store.ts";
 import { FaultInjector, stripUndefined } from "./faults.ts";
 import { registerIdentityRoutes } from "./identity-routes.ts";
+import { createValidatorCompiler, formatSchemaError } from "./input/schema-validation.ts";
 import { answerMethodNotAllowed } from "./method-not-allowed.ts";
 import { OAuthIssuer } from "./oauth.ts";
 import { registerOrchestrationRoutes } from "./orchestration-routes.ts";
@@ -20,7 +21,6 @@ import { ProblemError, sendProblem } from "./problem.ts";
 import { RateLimiter } from "./rate-limiter.ts";
 import { createRequestGuard, routeKey } from "./request-guard.ts";
 import { RequestStats } from "./request-stats.ts";
-import { createValidatorCompiler, formatSchemaError } from "./schema-validation.ts";
 import { type SeedRow, seedStore, syntheticSeedRows } from "./seed.ts";
 import { setBySpelling } from "./set-by.ts";
 import {

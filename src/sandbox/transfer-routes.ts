@@ -1,7 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { answerWrite } from "./api-routes.ts";
 import { INTERNAL_TRANSFER_PATH, type SandboxContext } from "./context.ts";
-import { formatDecimal, parsePositiveDecimal } from "./decimal.ts";
 import {
   assetField,
   badRequest,
@@ -10,9 +9,10 @@ import {
   onlyFields,
   optionalString,
   requiredString,
-} from "./field-checks.ts";
+} from "./input/body-fields.ts";
+import { formatDecimal, parsePositiveDecimal } from "./input/decimal.ts";
+import { operationSchema } from "./input/schema-validation.ts";
 import { ALREADY_EXISTS, INSUFFICIENT_FUNDS, ProblemError, sendProblem } from "./problem.ts";
-import { operationSchema } from "./schema-validation.ts";
 import type { InternalTransfer } from "./transfer-store.ts";
 import { SCOPES } from "./types.ts";
 

@@ -4,9 +4,9 @@
  * bound to the listing's filters.
  */
 import { createHash } from "node:crypto";
-import { badRequest, parseInstant } from "../field-checks.ts";
+import { badRequest, parseInstant } from "../input/body-fields.ts";
+import { optionalParam, type Query } from "../input/query-params.ts";
 import { ProblemError } from "../problem.ts";
-import { optionalParam, type Query } from "../query-params.ts";
 import type { CursorCodec } from "./cursor-codec.ts";
 import type { KeysetPosition, TimeBounds } from "./keyset-index.ts";
 

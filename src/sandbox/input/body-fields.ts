@@ -2,7 +2,7 @@
  * Field checks shared by the extended interface's request bodies and admin seeds. Each throws a
  * RangeError whose message names the field and what was wrong; routes turn it into a 400 problem.
  */
-import { ProblemError } from "./problem.ts";
+import { ProblemError } from "../problem.ts";
 
 export const MAX_METADATA_PAIRS = 6;
 export const MAX_METADATA_CHARS = 100;
@@ -21,12 +21,21 @@ export function onlyFields(b: Body, known: readonly string[], what: string): voi
   }
 }
 
+/** The one "is a JSON object" check: a plain object, not null, not an array. */
+export function isJsonObject(v: unknown): v is Body {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
 /** The value as a plain object, or a RangeError naming `what` it should have been. */
 export function objectOf(v: unknown, what: string): Body {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) {
-    throw new RangeError(`${what} must be a JSON object`);
-  }
-  return v as Body;
+  if (!isJsonObject(v)) throw new RangeError(`${what} must be a JSON object`);
+  return v;
+}
+
+/** A request body as a plain object, or a 400 problem saying what it should hold. */
+export function requestBody(body: unknown, what: string): Body {
+  if (!isJsonObject(body)) throw new ProblemError(400, `the body must be a JSON object: ${what}`);
+  return body;
 }
 
 export function requiredString(b: Body, field: string, max = MAX_ID_CHARS): string {

@@ -9,9 +9,9 @@
 import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import type { FastifySchema, FastifySchemaCompiler } from "fastify";
-import { publishedSchema } from "../contract/published-schema.ts";
+import { publishedSchema } from "../../contract/published-schema.ts";
+import { PREVIEW_REASON_CODES } from "../types.ts";
 import { MAX_LIMIT } from "./query-params.ts";
-import { PREVIEW_REASON_CODES } from "./types.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON schema fragments are walked generically
 type Json = any;
