@@ -1,5 +1,7 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { CONTROLS_PATH, type SandboxContext, TOKEN_PATH } from "./context.ts";
+import { ProblemError, sendProblem } from "./gateway/problem.ts";
+import { answerWrite } from "./gateway/write-answer.ts";
 import { requestBody } from "./input/body-fields.ts";
 import {
   optionalParam,
@@ -9,29 +11,8 @@ import {
   requireParam,
 } from "./input/query-params.ts";
 import { operationSchema } from "./input/schema-validation.ts";
-import { ProblemError, sendProblem } from "./problem.ts";
-import { routeKey } from "./request-guard.ts";
 import { CLIENT_CONTROL_TYPES, PREVIEW_REASON_CODES, REASON_CODES, SCOPES } from "./types.ts";
 import { controlListSchema, controlSchema } from "./wire-schemas.ts";
-
-/**
- * Commits a write, then, if the ambiguous-write fault strikes, drops the connection before any
- * answer: the client cannot tell whether the write happened, exactly the case it must verify.
- */
-export function answerWrite(
-  ctx: SandboxContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  body: unknown,
-) {
-  if (ctx.faults.drawAmbiguous()) {
-    reply.hijack();
-    ctx.stats.status(routeKey(request), "dropped");
-    request.raw.socket.destroy();
-    return;
-  }
-  return reply.send(body);
-}
 
 function createBody(body: unknown): {
   identity_id: string;

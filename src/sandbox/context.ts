@@ -1,10 +1,10 @@
 import type { Socket } from "node:net";
 import type { ExtStore } from "./ext-store.ts";
-import type { FaultInjector } from "./faults.ts";
+import type { FaultInjector } from "./gateway/faults.ts";
+import type { RateLimiter } from "./gateway/rate-limiter.ts";
+import type { RequestStats } from "./gateway/request-stats.ts";
 import type { OAuthIssuer } from "./oauth.ts";
 import type { CursorCodec } from "./paging/cursor-codec.ts";
-import type { RateLimiter } from "./rate-limiter.ts";
-import type { RequestStats } from "./request-stats.ts";
 import type { SetBySpelling } from "./set-by.ts";
 import type { SandboxStore } from "./store.ts";
 import type { Limits } from "./types.ts";

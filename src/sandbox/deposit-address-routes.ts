@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { DEPOSIT_ADDRESSES_PATH, type SandboxContext } from "./context.ts";
 import type { StoredAddress } from "./deposit-address-store.ts";
 import { CRYPTO_NETWORKS } from "./ext-types.ts";
+import { ProblemError, sendProblem } from "./gateway/problem.ts";
 import { optionalParam, parseLimit, parseOrder, type Query } from "./input/query-params.ts";
 import { operationSchema } from "./input/schema-validation.ts";
 import {
@@ -13,7 +14,6 @@ import {
   rejectUnknownParams,
   timeRange,
 } from "./paging/listing-query.ts";
-import { ProblemError, sendProblem } from "./problem.ts";
 import { SCOPES } from "./types.ts";
 
 const LIST_FILTERS = [

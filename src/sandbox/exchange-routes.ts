@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { ORDER_PATH, QUOTE_EXECUTIONS_PATH, type SandboxContext } from "./context.ts";
 import { orderAt, type StoredExecution } from "./exchange-store.ts";
 import { EXECUTION_STATUSES, MARKETS, SIDES } from "./ext-types.ts";
+import { ProblemError, sendProblem } from "./gateway/problem.ts";
 import {
   DEFAULT_LIMIT,
   MAX_LIMIT,
@@ -20,7 +21,6 @@ import {
   rejectUnknownParams,
   timeRange,
 } from "./paging/listing-query.ts";
-import { ProblemError, sendProblem } from "./problem.ts";
 import { SCOPES } from "./types.ts";
 
 const EXECUTION_PARAMS = [

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { ADMIN_PREFIX } from "./context.ts";
 import { SeedConflictError } from "./ext-types.ts";
+import { ProblemError } from "./gateway/problem.ts";
 import { requestBody } from "./input/body-fields.ts";
 import { optionalParam, type Query } from "./input/query-params.ts";
-import { ProblemError } from "./problem.ts";
 import type { Sandbox } from "./types.ts";
 
 /** Runs a seeding call: its RangeError is a 400, its SeedConflictError a 409. */

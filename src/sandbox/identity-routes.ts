@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { IDENTITIES_PATH, IDENTITY_PATH, type SandboxContext } from "./context.ts";
+import { ProblemError, sendProblem } from "./gateway/problem.ts";
 import { type IdentityFilter, pageIdentities } from "./identity-listing.ts";
 import {
   optionalParam,
@@ -19,7 +20,6 @@ import {
   rejectUnknownParams,
   timeRange,
 } from "./paging/listing-query.ts";
-import { ProblemError, sendProblem } from "./problem.ts";
 import { createdAtOf, type SandboxStore, type StoredIdentity, updatedAtOf } from "./store.ts";
 import {
   CONTROL_TYPES,

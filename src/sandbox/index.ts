@@ -5,12 +5,6 @@
  * demo and the `sandbox` command start it.
  */
 
-export {
-  effectiveRps,
-  PLATFORM_DEFAULT_RPS,
-  PLATFORM_ENDPOINT_RPS,
-  RATE_LIMITED_ENDPOINTS,
-} from "./endpoint-limits.ts";
 export type {
   Balance,
   BalanceSeed,
@@ -41,7 +35,13 @@ export {
   SIDES,
   TIME_IN_FORCE,
 } from "./ext-types.ts";
-export { DEFAULT_FAULTS } from "./faults.ts";
+export {
+  effectiveRps,
+  PLATFORM_DEFAULT_RPS,
+  PLATFORM_ENDPOINT_RPS,
+  RATE_LIMITED_ENDPOINTS,
+} from "./gateway/endpoint-limits.ts";
+export { DEFAULT_FAULTS } from "./gateway/faults.ts";
 export { DECIMAL_SCALE, formatDecimal, parseDecimal } from "./input/decimal.ts";
 export {
   DEFAULT_TIME_IN_FORCE,

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
-import { answerWrite } from "./api-routes.ts";
 import { ORCHESTRATION_RULE_PATH, type SandboxContext } from "./context.ts";
+import { ProblemError, sendProblem } from "./gateway/problem.ts";
+import { answerWrite } from "./gateway/write-answer.ts";
 import { operationSchema } from "./input/schema-validation.ts";
-import { ProblemError, sendProblem } from "./problem.ts";
 import { SCOPES } from "./types.ts";
 
 /**

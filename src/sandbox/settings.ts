@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { normalizeEndpointRates } from "./endpoint-limits.ts";
+import { normalizeEndpointRates } from "./gateway/endpoint-limits.ts";
 import type { Limits, SandboxClient, SandboxOptions } from "./types.ts";
 import { READ_ONLY_SCOPES, SCOPES } from "./types.ts";
 

@@ -1,6 +1,12 @@
 import type { FastifyInstance } from "fastify";
-import { answerWrite } from "./api-routes.ts";
 import { INTERNAL_TRANSFER_PATH, type SandboxContext } from "./context.ts";
+import {
+  ALREADY_EXISTS,
+  INSUFFICIENT_FUNDS,
+  ProblemError,
+  sendProblem,
+} from "./gateway/problem.ts";
+import { answerWrite } from "./gateway/write-answer.ts";
 import {
   assetField,
   badRequest,
@@ -12,7 +18,6 @@ import {
 } from "./input/body-fields.ts";
 import { formatDecimal, parsePositiveDecimal } from "./input/decimal.ts";
 import { operationSchema } from "./input/schema-validation.ts";
-import { ALREADY_EXISTS, INSUFFICIENT_FUNDS, ProblemError, sendProblem } from "./problem.ts";
 import type { InternalTransfer } from "./transfer-store.ts";
 import { SCOPES } from "./types.ts";
 

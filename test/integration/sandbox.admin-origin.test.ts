@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { request } from "node:http";
 import { after, before, describe, it } from "node:test";
-import { adminRefusal, isLoopbackName } from "../../src/sandbox/admin-origin.ts";
+import { adminRefusal, isLoopbackName } from "../../src/sandbox/gateway/admin-origin.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 
 function send(

@@ -2,7 +2,7 @@
  * Field checks shared by the extended interface's request bodies and admin seeds. Each throws a
  * RangeError whose message names the field and what was wrong; routes turn it into a 400 problem.
  */
-import { ProblemError } from "../problem.ts";
+import { ProblemError } from "../gateway/problem.ts";
 
 export const MAX_METADATA_PAIRS = 6;
 export const MAX_METADATA_CHARS = 100;

@@ -1,4 +1,4 @@
-import { ProblemError } from "../problem.ts";
+import { ProblemError } from "../gateway/problem.ts";
 
 export type Query = Record<string, unknown>;
 

@@ -4,9 +4,9 @@
  * bound to the listing's filters.
  */
 import { createHash } from "node:crypto";
+import { ProblemError } from "../gateway/problem.ts";
 import { badRequest, parseInstant } from "../input/body-fields.ts";
 import { optionalParam, type Query } from "../input/query-params.ts";
-import { ProblemError } from "../problem.ts";
 import type { CursorCodec } from "./cursor-codec.ts";
 import type { KeysetPosition, TimeBounds } from "./keyset-index.ts";
 

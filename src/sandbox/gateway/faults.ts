@@ -1,5 +1,5 @@
-import { prng } from "../synthetic.ts";
-import type { Faults } from "./types.ts";
+import { prng } from "../../synthetic.ts";
+import type { Faults } from "../types.ts";
 
 export const DEFAULT_FAULTS: Faults = Object.freeze({
   latencyMs: 0,

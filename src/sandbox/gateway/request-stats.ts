@@ -1,4 +1,4 @@
-import type { RequestWindowCounts } from "./types.ts";
+import type { RequestWindowCounts } from "../types.ts";
 
 /** How a request fared at the rate limiter. */
 export const Outcome = { served: 0, limited: 1, penalty: 2 } as const;

@@ -7,9 +7,9 @@ import {
   ORCHESTRATION_RULE_PATH,
   ORDER_PATH,
   QUOTE_EXECUTIONS_PATH,
-} from "./context.ts";
-import { isJsonObject } from "./input/body-fields.ts";
-import type { Limits } from "./types.ts";
+} from "../context.ts";
+import { isJsonObject } from "../input/body-fields.ts";
+import type { Limits } from "../types.ts";
 
 /** The platform's limit of an ordinary endpoint; `rateLimitRps` plays this role in the sandbox. */
 export const PLATFORM_DEFAULT_RPS = 50;
