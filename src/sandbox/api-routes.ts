@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { CONTROLS_PATH, type SandboxContext, TOKEN_PATH } from "./context.ts";
+import { CONTROLS_PATH, type SandboxContext } from "./context.ts";
 import { ProblemError, sendProblem } from "./gateway/problem.ts";
 import { answerWrite } from "./gateway/write-answer.ts";
 import { requestBody } from "./input/body-fields.ts";
@@ -61,28 +61,20 @@ function createBody(body: unknown): {
 }
 
 /**
- * The platform's routes: the token endpoint and the identity-controls endpoints (list, create,
- * delete). Limits, faults and auth run before them in the request guard; here only validation and
+ * The identity-controls endpoints (list, create, delete). Limits, faults and auth run before them in the request guard; here only validation and
  * the store.
  *
  * Choices where the reference leaves room: a created control's set_by is the client's in the
  * sandbox's spelling (SET_BY_CLIENT unless started with the short one); `deleted_at` is omitted while a control is active (the schema types it as a
  * date-time string, so null would break it); deleting a non-overridable control is 403; deleting
  * an already deleted control and, under the reject policy, a second active control of one type
- * are 409. Errors are problem+json, except the token endpoint's own OAuth2 `{error,
- * error_description}`.
+ * are 409. Errors are problem+json.
  *
  * @example
  *   registerApiRoutes(app, ctx); // then app.listen(...)
  */
 export function registerApiRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   const { store, cursors } = ctx;
-
-  app.post(TOKEN_PATH, { config: { endpoint: TOKEN_PATH } }, async (request, reply) => {
-    const form = request.body instanceof URLSearchParams ? request.body : undefined;
-    const res = ctx.issuer.issue(request.headers.authorization, form);
-    return reply.code(res.status).headers(res.headers).send(res.body);
-  });
 
   app.get(
     CONTROLS_PATH,

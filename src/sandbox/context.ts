@@ -3,7 +3,7 @@ import type { ExtStore } from "./ext-store.ts";
 import type { FaultInjector } from "./gateway/faults.ts";
 import type { RateLimiter } from "./gateway/rate-limiter.ts";
 import type { RequestStats } from "./gateway/request-stats.ts";
-import type { OAuthIssuer } from "./oauth.ts";
+import type { OAuthIssuer } from "./oauth/oauth-issuer.ts";
 import type { CursorCodec } from "./paging/cursor-codec.ts";
 import type { SetBySpelling } from "./set-by.ts";
 import type { SandboxStore } from "./store.ts";

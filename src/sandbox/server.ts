@@ -18,7 +18,8 @@ import { createRequestGuard, routeKey } from "./gateway/request-guard.ts";
 import { RequestStats } from "./gateway/request-stats.ts";
 import { registerIdentityRoutes } from "./identity-routes.ts";
 import { createValidatorCompiler, formatSchemaError } from "./input/schema-validation.ts";
-import { OAuthIssuer } from "./oauth.ts";
+import { OAuthIssuer } from "./oauth/oauth-issuer.ts";
+import { registerTokenRoute } from "./oauth/token-route.ts";
 import { registerOrchestrationRoutes } from "./orchestration-routes.ts";
 import { CursorCodec } from "./paging/cursor-codec.ts";
 import { type SeedRow, seedStore, syntheticSeedRows } from "./seed.ts";
@@ -234,6 +235,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   };
 
   answerMethodNotAllowed(app, () => {
+    registerTokenRoute(app, ctx);
     registerApiRoutes(app, ctx);
     registerIdentityRoutes(app, ctx);
     registerExchangeRoutes(app, ctx);

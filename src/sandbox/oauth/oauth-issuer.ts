@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import type { SandboxClient } from "./types.ts";
+import type { SandboxClient } from "../types.ts";
 
 export interface TokenInfo {
   readonly clientId: string;
