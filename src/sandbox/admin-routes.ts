@@ -1,10 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import { ADMIN_PREFIX } from "./context.ts";
 import { ProblemError } from "./gateway/problem.ts";
+import type { SeedRow } from "./identity/identity-seed.ts";
+import { syntheticSeedRows } from "./identity/identity-seed.ts";
 import { requestBody } from "./input/body-fields.ts";
 import { parseBool, type Query } from "./input/query-params.ts";
-import type { SeedRow } from "./seed.ts";
-import { syntheticSeedRows } from "./seed.ts";
 import type { AddControlInput, Faults, Limits, Sandbox, SeedIdentity } from "./types.ts";
 
 const FAULT_KEYS: Record<string, keyof Faults> = {

@@ -3,10 +3,10 @@ import type { ExtStore } from "./ext-store.ts";
 import type { FaultInjector } from "./gateway/faults.ts";
 import type { RateLimiter } from "./gateway/rate-limiter.ts";
 import type { RequestStats } from "./gateway/request-stats.ts";
+import type { SandboxStore } from "./identity/identity-store.ts";
+import type { SetBySpelling } from "./identity/set-by.ts";
 import type { OAuthIssuer } from "./oauth/oauth-issuer.ts";
 import type { CursorCodec } from "./paging/cursor-codec.ts";
-import type { SetBySpelling } from "./set-by.ts";
-import type { SandboxStore } from "./store.ts";
 import type { Limits } from "./types.ts";
 
 /** The state one sandbox instance shares between its routes, hooks and programmatic API. */

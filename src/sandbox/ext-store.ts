@@ -3,9 +3,9 @@ import {
   addressFromSeed,
   DepositAddressStore,
   syntheticAddresses,
-} from "./deposit-address-store.ts";
-import { executionFromSeed, orderFromSeed, syntheticExecutions } from "./exchange-seed.ts";
-import { ExchangeStore } from "./exchange-store.ts";
+} from "./deposit-address/deposit-address-store.ts";
+import { executionFromSeed, orderFromSeed, syntheticExecutions } from "./exchange/exchange-seed.ts";
+import { ExchangeStore } from "./exchange/exchange-store.ts";
 import type { Balance, ExtCounts, OrderSeedResult, SandboxExtApi } from "./ext-types.ts";
 import {
   assetField,
@@ -16,8 +16,8 @@ import {
   requiredString,
 } from "./input/body-fields.ts";
 import { formatDecimal, parseDecimal } from "./input/decimal.ts";
-import { OrchestrationStore, ruleFromSeed } from "./orchestration-store.ts";
-import { TransferStore } from "./transfer-store.ts";
+import { OrchestrationStore, ruleFromSeed } from "./orchestration/orchestration-store.ts";
+import { TransferStore } from "./transfer/transfer-store.ts";
 
 function itemsOf(input: unknown, what: string): readonly unknown[] {
   if (!Array.isArray(input)) throw new RangeError(`${what} must be an array`);

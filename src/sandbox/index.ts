@@ -5,6 +5,12 @@
  * demo and the `sandbox` command start it.
  */
 
+export {
+  DEFAULT_TIME_IN_FORCE,
+  GTT_MIN_LEAD_MS,
+  REF_ID_REUSE_AFTER_MS,
+  VALID_TIME_IN_FORCE,
+} from "./exchange/order-rules.ts";
 export type {
   Balance,
   BalanceSeed,
@@ -42,14 +48,8 @@ export {
   RATE_LIMITED_ENDPOINTS,
 } from "./gateway/endpoint-limits.ts";
 export { DEFAULT_FAULTS } from "./gateway/faults.ts";
+export { syntheticSeedRows } from "./identity/identity-seed.ts";
 export { DECIMAL_SCALE, formatDecimal, parseDecimal } from "./input/decimal.ts";
-export {
-  DEFAULT_TIME_IN_FORCE,
-  GTT_MIN_LEAD_MS,
-  REF_ID_REUSE_AFTER_MS,
-  VALID_TIME_IN_FORCE,
-} from "./order-rules.ts";
-export { syntheticSeedRows } from "./seed.ts";
 export { startSandbox } from "./server.ts";
 export { DEFAULT_LIMITS } from "./settings.ts";
 export type {

@@ -2,10 +2,9 @@ import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import { MAX_IDENTITY_ID_LENGTH } from "../contract/limits.ts";
 import { registerAdminRoutes } from "./admin-routes.ts";
-import { registerApiRoutes } from "./api-routes.ts";
 import { ADMIN_PREFIX, type SandboxContext, TOKEN_PATH } from "./context.ts";
-import { registerDepositAddressRoutes } from "./deposit-address-routes.ts";
-import { registerExchangeRoutes } from "./exchange-routes.ts";
+import { registerDepositAddressRoutes } from "./deposit-address/deposit-address-routes.ts";
+import { registerExchangeRoutes } from "./exchange/exchange-routes.ts";
 import { registerExtAdminRoutes } from "./ext-admin-routes.ts";
 import { ExtStore } from "./ext-store.ts";
 import { guardAdminOrigin } from "./gateway/admin-origin.ts";
@@ -16,14 +15,16 @@ import { ProblemError, sendProblem } from "./gateway/problem.ts";
 import { RateLimiter } from "./gateway/rate-limiter.ts";
 import { createRequestGuard, routeKey } from "./gateway/request-guard.ts";
 import { RequestStats } from "./gateway/request-stats.ts";
-import { registerIdentityRoutes } from "./identity-routes.ts";
+import { registerApiRoutes } from "./identity/control-routes.ts";
+import { registerIdentityRoutes } from "./identity/identity-routes.ts";
+import { type SeedRow, seedStore, syntheticSeedRows } from "./identity/identity-seed.ts";
+import { isClientSetBy, SandboxStore } from "./identity/identity-store.ts";
+import { setBySpelling } from "./identity/set-by.ts";
 import { createValidatorCompiler, formatSchemaError } from "./input/schema-validation.ts";
 import { OAuthIssuer } from "./oauth/oauth-issuer.ts";
 import { registerTokenRoute } from "./oauth/token-route.ts";
-import { registerOrchestrationRoutes } from "./orchestration-routes.ts";
+import { registerOrchestrationRoutes } from "./orchestration/orchestration-routes.ts";
 import { CursorCodec } from "./paging/cursor-codec.ts";
-import { type SeedRow, seedStore, syntheticSeedRows } from "./seed.ts";
-import { setBySpelling } from "./set-by.ts";
 import {
   checkLimits,
   checkStartOptions,
@@ -31,8 +32,7 @@ import {
   defaultClients,
   pickCredentials,
 } from "./settings.ts";
-import { isClientSetBy, SandboxStore } from "./store.ts";
-import { registerTransferRoutes } from "./transfer-routes.ts";
+import { registerTransferRoutes } from "./transfer/transfer-routes.ts";
 import type {
   AddControlInput,
   ControlRecord,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ActiveControlIndex } from "../../src/sandbox/active-control-index.ts";
+import { ActiveControlIndex } from "../../src/sandbox/identity/active-control-index.ts";
 import { KeysetIndex, mergeWalks, takePage } from "../../src/sandbox/paging/keyset-index.ts";
 
 type R = { createdAtMs: number; id: string };

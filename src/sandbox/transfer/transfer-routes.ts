@@ -1,12 +1,12 @@
 import type { FastifyInstance } from "fastify";
-import { INTERNAL_TRANSFER_PATH, type SandboxContext } from "./context.ts";
+import { INTERNAL_TRANSFER_PATH, type SandboxContext } from "../context.ts";
 import {
   ALREADY_EXISTS,
   INSUFFICIENT_FUNDS,
   ProblemError,
   sendProblem,
-} from "./gateway/problem.ts";
-import { answerWrite } from "./gateway/write-answer.ts";
+} from "../gateway/problem.ts";
+import { answerWrite } from "../gateway/write-answer.ts";
 import {
   assetField,
   badRequest,
@@ -15,11 +15,11 @@ import {
   onlyFields,
   optionalString,
   requiredString,
-} from "./input/body-fields.ts";
-import { formatDecimal, parsePositiveDecimal } from "./input/decimal.ts";
-import { operationSchema } from "./input/schema-validation.ts";
+} from "../input/body-fields.ts";
+import { formatDecimal, parsePositiveDecimal } from "../input/decimal.ts";
+import { operationSchema } from "../input/schema-validation.ts";
+import { SCOPES } from "../types.ts";
 import type { InternalTransfer } from "./transfer-store.ts";
-import { SCOPES } from "./types.ts";
 
 const TRANSFER_FIELDS = [
   "from_profile_id",

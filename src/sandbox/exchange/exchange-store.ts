@@ -1,12 +1,12 @@
-import type { Order, QuoteExecution } from "./ext-types.ts";
-import { SeedConflictError } from "./ext-types.ts";
+import type { Order, QuoteExecution } from "../ext-types.ts";
+import { SeedConflictError } from "../ext-types.ts";
+import { KeysetIndex } from "../paging/keyset-index.ts";
 import {
   CLOSED_ORDER_STATUSES,
   orderStateAt,
   type RefHolder,
   refIdRefusal,
 } from "./order-rules.ts";
-import { KeysetIndex } from "./paging/keyset-index.ts";
 
 export interface StoredExecution {
   readonly id: string;

@@ -1,15 +1,14 @@
 import type { FastifyInstance } from "fastify";
-import { IDENTITIES_PATH, IDENTITY_PATH, type SandboxContext } from "./context.ts";
-import { ProblemError, sendProblem } from "./gateway/problem.ts";
-import { type IdentityFilter, pageIdentities } from "./identity-listing.ts";
+import { IDENTITIES_PATH, IDENTITY_PATH, type SandboxContext } from "../context.ts";
+import { ProblemError, sendProblem } from "../gateway/problem.ts";
 import {
   optionalParam,
   parseBool,
   parseLimit,
   parseOrder,
   type Query,
-} from "./input/query-params.ts";
-import { operationSchema } from "./input/schema-validation.ts";
+} from "../input/query-params.ts";
+import { operationSchema } from "../input/schema-validation.ts";
 import {
   checkOrderBy,
   enumParam,
@@ -19,8 +18,7 @@ import {
   readCursor,
   rejectUnknownParams,
   timeRange,
-} from "./paging/listing-query.ts";
-import { createdAtOf, type SandboxStore, type StoredIdentity, updatedAtOf } from "./store.ts";
+} from "../paging/listing-query.ts";
 import {
   CONTROL_TYPES,
   IDENTITY_STATUSES,
@@ -28,7 +26,14 @@ import {
   PREVIEW_REASON_CODES,
   REASON_CODES,
   SCOPES,
-} from "./types.ts";
+} from "../types.ts";
+import { type IdentityFilter, pageIdentities } from "./identity-listing.ts";
+import {
+  createdAtOf,
+  type SandboxStore,
+  type StoredIdentity,
+  updatedAtOf,
+} from "./identity-store.ts";
 import { identityListSchema, identitySchema } from "./wire-schemas.ts";
 
 const bounds = (field: string) =>

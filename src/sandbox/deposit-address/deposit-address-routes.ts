@@ -1,10 +1,9 @@
 import type { FastifyInstance } from "fastify";
-import { DEPOSIT_ADDRESSES_PATH, type SandboxContext } from "./context.ts";
-import type { StoredAddress } from "./deposit-address-store.ts";
-import { CRYPTO_NETWORKS } from "./ext-types.ts";
-import { ProblemError, sendProblem } from "./gateway/problem.ts";
-import { optionalParam, parseLimit, parseOrder, type Query } from "./input/query-params.ts";
-import { operationSchema } from "./input/schema-validation.ts";
+import { DEPOSIT_ADDRESSES_PATH, type SandboxContext } from "../context.ts";
+import { CRYPTO_NETWORKS } from "../ext-types.ts";
+import { ProblemError, sendProblem } from "../gateway/problem.ts";
+import { optionalParam, parseLimit, parseOrder, type Query } from "../input/query-params.ts";
+import { operationSchema } from "../input/schema-validation.ts";
 import {
   checkOrderBy,
   fingerprint,
@@ -13,8 +12,9 @@ import {
   readCursor,
   rejectUnknownParams,
   timeRange,
-} from "./paging/listing-query.ts";
-import { SCOPES } from "./types.ts";
+} from "../paging/listing-query.ts";
+import { SCOPES } from "../types.ts";
+import type { StoredAddress } from "./deposit-address-store.ts";
 
 const LIST_FILTERS = [
   "profile_ids",

@@ -1,4 +1,4 @@
-import { type Keyed, KeysetIndex } from "./paging/keyset-index.ts";
+import { type Keyed, KeysetIndex } from "../paging/keyset-index.ts";
 
 /** What the index needs of an identity: its key and its (append-only) controls. */
 export interface IndexedIdentity extends Keyed {

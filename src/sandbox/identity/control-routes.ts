@@ -1,17 +1,17 @@
 import type { FastifyInstance } from "fastify";
-import { CONTROLS_PATH, type SandboxContext } from "./context.ts";
-import { ProblemError, sendProblem } from "./gateway/problem.ts";
-import { answerWrite } from "./gateway/write-answer.ts";
-import { requestBody } from "./input/body-fields.ts";
+import { CONTROLS_PATH, type SandboxContext } from "../context.ts";
+import { ProblemError, sendProblem } from "../gateway/problem.ts";
+import { answerWrite } from "../gateway/write-answer.ts";
+import { requestBody } from "../input/body-fields.ts";
 import {
   optionalParam,
   parseBool,
   parseLimit,
   type Query,
   requireParam,
-} from "./input/query-params.ts";
-import { operationSchema } from "./input/schema-validation.ts";
-import { CLIENT_CONTROL_TYPES, PREVIEW_REASON_CODES, REASON_CODES, SCOPES } from "./types.ts";
+} from "../input/query-params.ts";
+import { operationSchema } from "../input/schema-validation.ts";
+import { CLIENT_CONTROL_TYPES, PREVIEW_REASON_CODES, REASON_CODES, SCOPES } from "../types.ts";
 import { controlListSchema, controlSchema } from "./wire-schemas.ts";
 
 function createBody(body: unknown): {

@@ -3,8 +3,7 @@
  * field), defaults, canonical decimals, and the platform's acceptance rules for orders.
  */
 import { randomUUID } from "node:crypto";
-import { prng, uuidFrom } from "../synthetic.ts";
-import { closedAt, type StoredExecution, type StoredOrder } from "./exchange-store.ts";
+import { prng, uuidFrom } from "../../synthetic.ts";
 import {
   EXECUTION_STATUSES,
   MARKETS,
@@ -17,7 +16,7 @@ import {
   SIDES,
   type SyntheticQuoteExecutions,
   TIME_IN_FORCE,
-} from "./ext-types.ts";
+} from "../ext-types.ts";
 import {
   type Body,
   checkMetadata,
@@ -29,13 +28,14 @@ import {
   optionalString,
   parseInstant,
   requiredString,
-} from "./input/body-fields.ts";
+} from "../input/body-fields.ts";
 import {
   formatDecimal,
   multiplyDecimal,
   parseDecimal,
   parsePositiveDecimal,
-} from "./input/decimal.ts";
+} from "../input/decimal.ts";
+import { closedAt, type StoredExecution, type StoredOrder } from "./exchange-store.ts";
 import { DEFAULT_TIME_IN_FORCE, rejectionReason } from "./order-rules.ts";
 
 /** ETHUSD → ETH / USD: every market quotes in a three-letter fiat. */

@@ -1,11 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { addressFor } from "./deposit-address-store.ts";
 import {
   CRYPTO_NETWORKS,
   type OrchestrationRule,
   type RuleEndpoint,
   SeedConflictError,
-} from "./ext-types.ts";
+} from "../ext-types.ts";
 import {
   assetField,
   type Body,
@@ -15,7 +14,8 @@ import {
   onlyFields,
   optionalString,
   requiredString,
-} from "./input/body-fields.ts";
+} from "../input/body-fields.ts";
+import { addressFor } from "../input/crypto-address.ts";
 
 const RULE_FIELDS = [
   "id",

@@ -1,16 +1,15 @@
 import type { FastifyInstance } from "fastify";
-import { ORDER_PATH, QUOTE_EXECUTIONS_PATH, type SandboxContext } from "./context.ts";
-import { orderAt, type StoredExecution } from "./exchange-store.ts";
-import { EXECUTION_STATUSES, MARKETS, SIDES } from "./ext-types.ts";
-import { ProblemError, sendProblem } from "./gateway/problem.ts";
+import { ORDER_PATH, QUOTE_EXECUTIONS_PATH, type SandboxContext } from "../context.ts";
+import { EXECUTION_STATUSES, MARKETS, SIDES } from "../ext-types.ts";
+import { ProblemError, sendProblem } from "../gateway/problem.ts";
 import {
   DEFAULT_LIMIT,
   MAX_LIMIT,
   optionalParam,
   parseOrder,
   type Query,
-} from "./input/query-params.ts";
-import { operationSchema } from "./input/schema-validation.ts";
+} from "../input/query-params.ts";
+import { operationSchema } from "../input/schema-validation.ts";
 import {
   checkOrderBy,
   enumParam,
@@ -20,8 +19,9 @@ import {
   readCursor,
   rejectUnknownParams,
   timeRange,
-} from "./paging/listing-query.ts";
-import { SCOPES } from "./types.ts";
+} from "../paging/listing-query.ts";
+import { SCOPES } from "../types.ts";
+import { orderAt, type StoredExecution } from "./exchange-store.ts";
 
 const EXECUTION_PARAMS = [
   "side",

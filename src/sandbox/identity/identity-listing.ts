@@ -6,9 +6,9 @@ import {
   type TimeBounds,
   takePage,
   type Walk,
-} from "./paging/keyset-index.ts";
-import { type SandboxStore, type StoredIdentity, updatedAtMsOf } from "./store.ts";
-import type { IdentityStatus, IdentityType } from "./types.ts";
+} from "../paging/keyset-index.ts";
+import type { IdentityStatus, IdentityType } from "../types.ts";
+import { type SandboxStore, type StoredIdentity, updatedAtMsOf } from "./identity-store.ts";
 
 /** The filters of `GET /v2/identity/identities`, parsed. Empty lists and undefined mean "any". */
 export interface IdentityFilter {

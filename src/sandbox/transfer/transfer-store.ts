@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { Balance, Metadata, TransferRecord } from "./ext-types.ts";
-import { compact } from "./input/body-fields.ts";
-import { formatDecimal } from "./input/decimal.ts";
+import type { Balance, Metadata, TransferRecord } from "../ext-types.ts";
+import { compact } from "../input/body-fields.ts";
+import { formatDecimal } from "../input/decimal.ts";
 
 export interface InternalTransfer {
   fromProfileId: string;

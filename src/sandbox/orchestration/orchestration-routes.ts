@@ -1,9 +1,9 @@
 import type { FastifyInstance } from "fastify";
-import { ORCHESTRATION_RULE_PATH, type SandboxContext } from "./context.ts";
-import { ProblemError, sendProblem } from "./gateway/problem.ts";
-import { answerWrite } from "./gateway/write-answer.ts";
-import { operationSchema } from "./input/schema-validation.ts";
-import { SCOPES } from "./types.ts";
+import { ORCHESTRATION_RULE_PATH, type SandboxContext } from "../context.ts";
+import { ProblemError, sendProblem } from "../gateway/problem.ts";
+import { answerWrite } from "../gateway/write-answer.ts";
+import { operationSchema } from "../input/schema-validation.ts";
+import { SCOPES } from "../types.ts";
 
 /**
  * `DELETE /v2/orchestration/rules/{id}`: deletes a rule and answers `{rule}` as it now stands
