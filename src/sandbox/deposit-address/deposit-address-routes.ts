@@ -1,6 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { DEPOSIT_ADDRESSES_PATH, type SandboxContext } from "../context.ts";
-import { CRYPTO_NETWORKS } from "../ext-types.ts";
+import type { SandboxContext } from "../context.ts";
 import { ProblemError, sendProblem } from "../gateway/problem.ts";
 import { optionalParam, parseLimit, parseOrder, type Query } from "../input/query-params.ts";
 import { operationSchema } from "../input/schema-validation.ts";
@@ -13,8 +12,10 @@ import {
   rejectUnknownParams,
   timeRange,
 } from "../paging/listing-query.ts";
+import { DEPOSIT_ADDRESSES_PATH } from "../paths.ts";
 import { SCOPES } from "../types.ts";
 import type { StoredAddress } from "./deposit-address-store.ts";
+import { CRYPTO_NETWORKS } from "./types.ts";
 
 const LIST_FILTERS = [
   "profile_ids",
@@ -64,7 +65,7 @@ const FIELD_OF = {
  *   registerDepositAddressRoutes(app, ctx);
  */
 export function registerDepositAddressRoutes(app: FastifyInstance, ctx: SandboxContext): void {
-  const { ext, cursors } = ctx;
+  const { addresses, cursors } = ctx;
 
   app.get(
     DEPOSIT_ADDRESSES_PATH,
@@ -110,7 +111,7 @@ export function registerDepositAddressRoutes(app: FastifyInstance, ctx: SandboxC
         }
         return true;
       };
-      const page = ext.addresses.records.page(order, pos.after, limit, match);
+      const page = addresses.records.page(order, pos.after, limit, match);
       return {
         items: page.items.map((a) => a.record),
         next_page_cursor: nextCursor(cursors, "deposit-addresses", filters, order, page),

@@ -1,13 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { prng, uuidFrom } from "../../synthetic.ts";
 import {
-  CRYPTO_NETWORKS,
-  type CryptoNetwork,
-  type DepositAddress,
-  SeedConflictError,
-  type SyntheticDepositAddresses,
-} from "../ext-types.ts";
-import {
   checkMetadata,
   compact,
   enumValue,
@@ -18,7 +11,14 @@ import {
   requiredString,
 } from "../input/body-fields.ts";
 import { addressFor } from "../input/crypto-address.ts";
+import { SeedConflictError } from "../input/seed-input.ts";
 import { KeysetIndex } from "../paging/keyset-index.ts";
+import {
+  CRYPTO_NETWORKS,
+  type CryptoNetwork,
+  type DepositAddress,
+  type SyntheticDepositAddresses,
+} from "./types.ts";
 
 export interface StoredAddress {
   readonly id: string;

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { ORDER_PATH, QUOTE_EXECUTIONS_PATH, type SandboxContext } from "../context.ts";
-import { EXECUTION_STATUSES, MARKETS, SIDES } from "../ext-types.ts";
+import type { SandboxContext } from "../context.ts";
 import { ProblemError, sendProblem } from "../gateway/problem.ts";
 import {
   DEFAULT_LIMIT,
@@ -20,8 +19,10 @@ import {
   rejectUnknownParams,
   timeRange,
 } from "../paging/listing-query.ts";
+import { ORDER_PATH, QUOTE_EXECUTIONS_PATH } from "../paths.ts";
 import { SCOPES } from "../types.ts";
 import { orderAt, type StoredExecution } from "./exchange-store.ts";
+import { EXECUTION_STATUSES, MARKETS, SIDES } from "./types.ts";
 
 const EXECUTION_PARAMS = [
   "side",
@@ -76,7 +77,7 @@ function pagingOf(q: Query): {
  *   registerExchangeRoutes(app, ctx);
  */
 export function registerExchangeRoutes(app: FastifyInstance, ctx: SandboxContext): void {
-  const { ext, cursors } = ctx;
+  const { exchange, profiles, cursors } = ctx;
 
   app.get(
     QUOTE_EXECUTIONS_PATH,
@@ -97,13 +98,13 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SandboxContext
       const filters = fingerprint({ profileId, side, market, status, time: time.given });
       const pos = readCursor(cursors, paging.cursor, "quote-executions", filters, parseOrder(q));
       const order = pos.order ?? "DESC";
-      if (!ext.hasProfile(profileId)) throw new ProblemError(404, `profile ${profileId} not found`);
+      if (!profiles.has(profileId)) throw new ProblemError(404, `profile ${profileId} not found`);
       const match = (e: StoredExecution) =>
         (side === undefined || e.record.side === side) &&
         (market === undefined || e.record.market === market) &&
         (status === undefined || e.record.status === status) &&
         time.match(e.createdAtMs);
-      const list = ext.exchange.executionsOf(profileId);
+      const list = exchange.executionsOf(profileId);
       const page = !list
         ? { items: [], more: false }
         : paging.offset !== undefined
@@ -125,7 +126,7 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SandboxContext
     },
     async (request) => {
       const { profile_id: profileId, id } = request.params as { profile_id: string; id: string };
-      const found = ext.exchange.order(id);
+      const found = exchange.order(id);
       if (!found || found.record.profile_id !== profileId) {
         throw new ProblemError(404, `order ${id} not found in profile ${profileId}`);
       }

@@ -5,19 +5,6 @@
 import { randomUUID } from "node:crypto";
 import { prng, uuidFrom } from "../../synthetic.ts";
 import {
-  EXECUTION_STATUSES,
-  MARKETS,
-  type Market,
-  ORDER_STATUSES,
-  ORDER_TYPES,
-  type Order,
-  type OrderType,
-  type QuoteExecution,
-  SIDES,
-  type SyntheticQuoteExecutions,
-  TIME_IN_FORCE,
-} from "../ext-types.ts";
-import {
   type Body,
   checkMetadata,
   compact,
@@ -37,6 +24,19 @@ import {
 } from "../input/decimal.ts";
 import { closedAt, type StoredExecution, type StoredOrder } from "./exchange-store.ts";
 import { DEFAULT_TIME_IN_FORCE, rejectionReason } from "./order-rules.ts";
+import {
+  EXECUTION_STATUSES,
+  MARKETS,
+  type Market,
+  ORDER_STATUSES,
+  ORDER_TYPES,
+  type Order,
+  type OrderType,
+  type QuoteExecution,
+  SIDES,
+  type SyntheticQuoteExecutions,
+  TIME_IN_FORCE,
+} from "./types.ts";
 
 /** ETHUSD → ETH / USD: every market quotes in a three-letter fiat. */
 export function assetsOf(market: Market): { base: string; quote: string } {

@@ -1,5 +1,4 @@
-import type { Order, QuoteExecution } from "../ext-types.ts";
-import { SeedConflictError } from "../ext-types.ts";
+import { SeedConflictError } from "../input/seed-input.ts";
 import { KeysetIndex } from "../paging/keyset-index.ts";
 import {
   CLOSED_ORDER_STATUSES,
@@ -7,6 +6,7 @@ import {
   type RefHolder,
   refIdRefusal,
 } from "./order-rules.ts";
+import type { Order, QuoteExecution } from "./types.ts";
 
 export interface StoredExecution {
   readonly id: string;

@@ -2,7 +2,7 @@
  * The platform's acceptance rules for orders, as pure functions: the time-in-force validity
  * matrix, the GTT lead time, identity pairing, and when a ref_id may be reused.
  */
-import type { OrderStatus, OrderType, TimeInForce } from "../ext-types.ts";
+import type { OrderStatus, OrderType, TimeInForce } from "./types.ts";
 
 /** The time in force an order gets when it names none. */
 export const DEFAULT_TIME_IN_FORCE: Readonly<Record<OrderType, TimeInForce>> = Object.freeze({

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { ADMIN_PREFIX } from "../context.ts";
+import { ADMIN_PREFIX } from "../paths.ts";
 import { sendProblem } from "./problem.ts";
 
 /** A loopback host name or address: localhost (and *.localhost), 127.0.0.0/8, ::1. */

@@ -1,3 +1,4 @@
+import { isJsonObject } from "../input/body-fields.ts";
 import {
   CONTROLS_PATH,
   DEPOSIT_ADDRESSES_PATH,
@@ -7,8 +8,7 @@ import {
   ORCHESTRATION_RULE_PATH,
   ORDER_PATH,
   QUOTE_EXECUTIONS_PATH,
-} from "../context.ts";
-import { isJsonObject } from "../input/body-fields.ts";
+} from "../paths.ts";
 import type { Limits } from "../types.ts";
 
 /** The platform's limit of an ordinary endpoint; `rateLimitRps` plays this role in the sandbox. */

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { type SandboxContext, TOKEN_PATH } from "../context.ts";
+import type { SandboxContext } from "../context.ts";
+import { TOKEN_PATH } from "../paths.ts";
 import { effectiveRps } from "./endpoint-limits.ts";
 import { sendProblem } from "./problem.ts";
 import { Outcome } from "./request-stats.ts";

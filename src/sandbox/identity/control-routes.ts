@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { CONTROLS_PATH, type SandboxContext } from "../context.ts";
+import type { SandboxContext } from "../context.ts";
 import { ProblemError, sendProblem } from "../gateway/problem.ts";
 import { answerWrite } from "../gateway/write-answer.ts";
 import { requestBody } from "../input/body-fields.ts";
@@ -11,7 +11,9 @@ import {
   requireParam,
 } from "../input/query-params.ts";
 import { operationSchema } from "../input/schema-validation.ts";
-import { CLIENT_CONTROL_TYPES, PREVIEW_REASON_CODES, REASON_CODES, SCOPES } from "../types.ts";
+import { CONTROLS_PATH } from "../paths.ts";
+import { SCOPES } from "../types.ts";
+import { CLIENT_CONTROL_TYPES, PREVIEW_REASON_CODES, REASON_CODES } from "./types.ts";
 import { controlListSchema, controlSchema } from "./wire-schemas.ts";
 
 function createBody(body: unknown): {
@@ -71,10 +73,10 @@ function createBody(body: unknown): {
  * are 409. Errors are problem+json.
  *
  * @example
- *   registerApiRoutes(app, ctx); // then app.listen(...)
+ *   registerControlRoutes(app, ctx); // then app.listen(...)
  */
-export function registerApiRoutes(app: FastifyInstance, ctx: SandboxContext): void {
-  const { store, cursors } = ctx;
+export function registerControlRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+  const { identities: store, cursors } = ctx;
 
   app.get(
     CONTROLS_PATH,

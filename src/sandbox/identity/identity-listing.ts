@@ -7,8 +7,8 @@ import {
   takePage,
   type Walk,
 } from "../paging/keyset-index.ts";
-import type { IdentityStatus, IdentityType } from "../types.ts";
 import { type SandboxStore, type StoredIdentity, updatedAtMsOf } from "./identity-store.ts";
+import type { IdentityStatus, IdentityType } from "./types.ts";
 
 /** The filters of `GET /v2/identity/identities`, parsed. Empty lists and undefined mean "any". */
 export interface IdentityFilter {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { IDENTITIES_PATH, IDENTITY_PATH, type SandboxContext } from "../context.ts";
+import type { SandboxContext } from "../context.ts";
 import { ProblemError, sendProblem } from "../gateway/problem.ts";
 import {
   optionalParam,
@@ -19,14 +19,8 @@ import {
   rejectUnknownParams,
   timeRange,
 } from "../paging/listing-query.ts";
-import {
-  CONTROL_TYPES,
-  IDENTITY_STATUSES,
-  IDENTITY_TYPES,
-  PREVIEW_REASON_CODES,
-  REASON_CODES,
-  SCOPES,
-} from "../types.ts";
+import { IDENTITIES_PATH, IDENTITY_PATH } from "../paths.ts";
+import { SCOPES } from "../types.ts";
 import { type IdentityFilter, pageIdentities } from "./identity-listing.ts";
 import {
   createdAtOf,
@@ -34,6 +28,13 @@ import {
   type StoredIdentity,
   updatedAtOf,
 } from "./identity-store.ts";
+import {
+  CONTROL_TYPES,
+  IDENTITY_STATUSES,
+  IDENTITY_TYPES,
+  PREVIEW_REASON_CODES,
+  REASON_CODES,
+} from "./types.ts";
 import { identityListSchema, identitySchema } from "./wire-schemas.ts";
 
 const bounds = (field: string) =>
@@ -124,7 +125,7 @@ function filterOf(q: Query): { filter: IdentityFilter; key: string } {
  *   registerIdentityRoutes(app, ctx);
  */
 export function registerIdentityRoutes(app: FastifyInstance, ctx: SandboxContext): void {
-  const { store, cursors } = ctx;
+  const { identities: store, cursors } = ctx;
 
   app.get(
     IDENTITIES_PATH,

@@ -1,6 +1,8 @@
 import { MAX_IDENTITY_ID_LENGTH } from "../../contract/limits.ts";
 import { prng, syntheticIdentities } from "../../synthetic.ts";
 import { isJsonObject } from "../input/body-fields.ts";
+import type { NewControl, SandboxStore, StoredIdentity } from "./identity-store.ts";
+import type { SetBySpelling } from "./set-by.ts";
 import {
   DRIFT_KINDS,
   type DriftKind,
@@ -10,9 +12,7 @@ import {
   type IdentityType,
   type SeedIdentity,
   type SeedReport,
-} from "../types.ts";
-import type { NewControl, SandboxStore, StoredIdentity } from "./identity-store.ts";
-import type { SetBySpelling } from "./set-by.ts";
+} from "./types.ts";
 
 /** A seed row: the public shape, or a pre-computed created_at in epoch ms (synthetic seeds). */
 export type SeedRow = SeedIdentity | (Omit<SeedIdentity, "created_at"> & { createdAtMs: number });

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { KeysetIndex } from "../paging/keyset-index.ts";
-import type { ControlRecord, IdentityStatus, IdentityType, Integrity } from "../types.ts";
 import { ActiveControlIndex } from "./active-control-index.ts";
+import type { ControlRecord, IdentityStatus, IdentityType, Integrity } from "./types.ts";
 
 /** An identity as the store keeps it; `created_at` is rendered on demand to save memory. */
 export interface StoredIdentity {

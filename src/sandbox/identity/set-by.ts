@@ -1,4 +1,4 @@
-import type { SetBySpellingName } from "../types.ts";
+import type { SetBySpellingName } from "./types.ts";
 
 /** The set_by values one sandbox writes: its own spelling, and the other one (drift). */
 export interface SetBySpelling {

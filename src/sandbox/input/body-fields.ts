@@ -1,5 +1,5 @@
 /**
- * Field checks shared by the extended interface's request bodies and admin seeds. Each throws a
+ * Field checks shared by the request bodies and admin seeds of every domain. Each throws a
  * RangeError whose message names the field and what was wrong; routes turn it into a 400 problem.
  */
 import { ProblemError } from "../gateway/problem.ts";

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
-import { type SandboxContext, TOKEN_PATH } from "../context.ts";
+import type { SandboxContext } from "../context.ts";
+import { TOKEN_PATH } from "../paths.ts";
 
 /**
  * `POST /oauth2/token`: the client-credentials grant, answered in OAuth2's own form (RFC 6749

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from "fastify";
-import { ORCHESTRATION_RULE_PATH, type SandboxContext } from "../context.ts";
+import type { SandboxContext } from "../context.ts";
 import { ProblemError, sendProblem } from "../gateway/problem.ts";
 import { answerWrite } from "../gateway/write-answer.ts";
 import { operationSchema } from "../input/schema-validation.ts";
+import { ORCHESTRATION_RULE_PATH } from "../paths.ts";
 import { SCOPES } from "../types.ts";
 
 /**
@@ -21,7 +22,7 @@ export function registerOrchestrationRoutes(app: FastifyInstance, ctx: SandboxCo
     },
     async (request, reply) => {
       const { id } = request.params as { id: string };
-      const outcome = ctx.ext.rules.delete(id, new Date());
+      const outcome = ctx.rules.delete(id, new Date());
       if (outcome.kind === "not_found") {
         throw new ProblemError(404, `orchestration rule ${id} not found`);
       }

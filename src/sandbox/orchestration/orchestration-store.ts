@@ -1,10 +1,5 @@
 import { randomUUID } from "node:crypto";
-import {
-  CRYPTO_NETWORKS,
-  type OrchestrationRule,
-  type RuleEndpoint,
-  SeedConflictError,
-} from "../ext-types.ts";
+import { schemaEnum } from "../../contract/published-schema.ts";
 import {
   assetField,
   type Body,
@@ -16,6 +11,11 @@ import {
   requiredString,
 } from "../input/body-fields.ts";
 import { addressFor } from "../input/crypto-address.ts";
+import { SeedConflictError } from "../input/seed-input.ts";
+import type { OrchestrationRule, RuleEndpoint } from "./types.ts";
+
+/** The published CryptoNetwork enum, for rule endpoints on a chain. */
+const CRYPTO_NETWORKS = schemaEnum("CryptoNetwork");
 
 const RULE_FIELDS = [
   "id",

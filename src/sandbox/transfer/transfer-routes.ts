@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { INTERNAL_TRANSFER_PATH, type SandboxContext } from "../context.ts";
+import type { SandboxContext } from "../context.ts";
 import {
   ALREADY_EXISTS,
   INSUFFICIENT_FUNDS,
@@ -18,6 +18,7 @@ import {
 } from "../input/body-fields.ts";
 import { formatDecimal, parsePositiveDecimal } from "../input/decimal.ts";
 import { operationSchema } from "../input/schema-validation.ts";
+import { INTERNAL_TRANSFER_PATH } from "../paths.ts";
 import { SCOPES } from "../types.ts";
 import type { InternalTransfer } from "./transfer-store.ts";
 
@@ -78,7 +79,7 @@ export function transferBody(raw: unknown): InternalTransfer {
  *   registerTransferRoutes(app, ctx);
  */
 export function registerTransferRoutes(app: FastifyInstance, ctx: SandboxContext): void {
-  const { ext } = ctx;
+  const { transfers, profiles } = ctx;
 
   app.post(
     INTERNAL_TRANSFER_PATH,
@@ -89,7 +90,7 @@ export function registerTransferRoutes(app: FastifyInstance, ctx: SandboxContext
     async (request, reply) => {
       const t = badRequest(() => transferBody(request.body));
       if (t.refId !== undefined) {
-        const original = ext.transfers.byRefId(t.refId);
+        const original = transfers.byRefId(t.refId);
         if (original) {
           throw new ProblemError(
             409,
@@ -102,9 +103,9 @@ export function registerTransferRoutes(app: FastifyInstance, ctx: SandboxContext
         ["from_profile_id", t.fromProfileId],
         ["to_profile_id", t.toProfileId],
       ] as const) {
-        if (!ext.hasProfile(id)) throw new ProblemError(404, `${field}: profile ${id} not found`);
+        if (!profiles.has(id)) throw new ProblemError(404, `${field}: profile ${id} not found`);
       }
-      const outcome = ext.transfers.transfer(t, new Date());
+      const outcome = transfers.transfer(t, new Date());
       if (outcome.kind === "insufficient") {
         const available = formatDecimal(outcome.available);
         const needed = formatDecimal(outcome.needed);

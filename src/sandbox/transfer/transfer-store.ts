@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
-import type { Balance, Metadata, TransferRecord } from "../ext-types.ts";
 import { compact } from "../input/body-fields.ts";
 import { formatDecimal } from "../input/decimal.ts";
+import type { Metadata } from "../input/seed-input.ts";
+import type { Balance, TransferRecord } from "./types.ts";
 
 export interface InternalTransfer {
   fromProfileId: string;

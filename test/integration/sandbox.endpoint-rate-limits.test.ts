@@ -10,12 +10,12 @@ import {
   orderPath,
   quoteExecutionsPath,
   send,
-} from "../helpers/sandbox-ext.ts";
+} from "../helpers/sandbox-api.ts";
 import { type Answer, assertProblem, tokenFor } from "../helpers/sandbox-http.ts";
 
 const QUOTE_EXECUTIONS = "/v2/profiles/:profile_id/quote-executions";
 
-describe("sandbox extended interface: per-endpoint rate limits", () => {
+describe("sandbox per-endpoint rate limits", () => {
   let sandbox: Sandbox | undefined;
   let token: string;
   let orderId: string;

@@ -11,7 +11,7 @@ import {
   quoteExecutionsPath,
   rulePath,
   send,
-} from "../helpers/sandbox-ext.ts";
+} from "../helpers/sandbox-api.ts";
 import { type Answer, assertProblem, tokenFor } from "../helpers/sandbox-http.ts";
 
 const execution = (extra: Record<string, unknown> = {}) => ({
@@ -23,7 +23,7 @@ const execution = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-describe("sandbox extended interface: admin seeding, reset, stats and faults", () => {
+describe("sandbox admin seeding of quote executions, orders, balances, addresses and rules; reset, stats and faults", () => {
   let sandbox: Sandbox;
   let token: string;
 
@@ -84,7 +84,7 @@ describe("sandbox extended interface: admin seeding, reset, stats and faults", (
       asset: "BTC",
     });
     assert.equal(transfer.status, 200);
-    const stats = (await adminOk(sandbox, "GET", "/stats")).ext;
+    const stats = (await adminOk(sandbox, "GET", "/stats")).records;
     assert.deepEqual(stats, {
       profiles: 2,
       quoteExecutions: 1,
@@ -126,7 +126,7 @@ describe("sandbox extended interface: admin seeding, reset, stats and faults", (
     );
   });
 
-  it("clears every extended resource on reset, programmatic and over HTTP", async () => {
+  it("clears every seeded resource on reset, programmatic and over HTTP", async () => {
     for (const doReset of [
       () => sandbox.reset(),
       async () => void (await adminOk(sandbox, "POST", "/reset")),
@@ -144,7 +144,7 @@ describe("sandbox extended interface: admin seeding, reset, stats and faults", (
       assert.deepEqual((await get(sandbox, token, DEPOSIT_ADDRESSES)).body.items, []);
       assert.deepEqual((await adminOk(sandbox, "GET", "/balances?profile_id=seed-p")).items, []);
       assert.deepEqual((await adminOk(sandbox, "GET", "/transfers")).items, []);
-      assert.deepEqual(sandbox.stats().ext, {
+      assert.deepEqual(sandbox.stats().records, {
         profiles: 0,
         quoteExecutions: 0,
         orders: 0,

@@ -13,7 +13,7 @@ import {
   get,
   type Params,
   walkAll,
-} from "../helpers/sandbox-ext.ts";
+} from "../helpers/sandbox-api.ts";
 import { assertProblem, tokenFor } from "../helpers/sandbox-http.ts";
 
 const PROFILES = ["dp-0", "dp-1", "dp-2", "dp-3"];

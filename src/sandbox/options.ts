@@ -34,6 +34,11 @@ export function checkLimits(l: Partial<Limits>): void {
   if (l.endpointRateLimits !== undefined) normalizeEndpointRates(l.endpointRateLimits);
 }
 
+/**
+ * Start options of the sandbox: the default limits, their checks, the default clients and the
+ * credentials the handle exposes.
+ */
+
 /** Checks the start options that are not faults or limits. */
 export function checkStartOptions(o: SandboxOptions): void {
   if (o.port !== undefined && !(Number.isInteger(o.port) && o.port >= 0 && o.port <= 65535)) {
@@ -87,4 +92,17 @@ export function pickCredentials(clients: readonly SandboxClient[]) {
     readOnlyClientId: reader?.clientId ?? "",
     readOnlyClientSecret: reader?.clientSecret ?? "",
   });
+}
+
+/** The limit settings among the start options. */
+export function pickLimits(o: SandboxOptions): Partial<Limits> {
+  return {
+    rateLimitRps: o.rateLimitRps,
+    tokenRateLimitRps: o.tokenRateLimitRps,
+    rateWindowS: o.rateWindowS,
+    penaltyS: o.penaltyS,
+    duplicatePolicy: o.duplicatePolicy,
+    tokenTtlS: o.tokenTtlS,
+    endpointRateLimits: o.endpointRateLimits,
+  };
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { type Sandbox, startSandbox, type TransferRecord } from "../../src/sandbox/index.ts";
-import { admin, adminOk, INTERNAL_TRANSFER, send } from "../helpers/sandbox-ext.ts";
+import { admin, adminOk, INTERNAL_TRANSFER, send } from "../helpers/sandbox-api.ts";
 import { assertProblem, tokenFor } from "../helpers/sandbox-http.ts";
 
 const A = "profile-a";

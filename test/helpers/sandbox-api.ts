@@ -1,5 +1,5 @@
 /**
- * Real-HTTP helpers for the tests of the sandbox's extended interface: admin seeding calls,
+ * Real-HTTP helpers for the sandbox tests beyond identities: admin seeding calls,
  * queries with repeated parameters (`ids=a&ids=b`) and walks of keyset listings.
  *
  * @example

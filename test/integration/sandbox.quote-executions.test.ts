@@ -6,7 +6,7 @@ import {
   type Sandbox,
   startSandbox,
 } from "../../src/sandbox/index.ts";
-import { adminOk, byKeyset, get, quoteExecutionsPath, walkAll } from "../helpers/sandbox-ext.ts";
+import { adminOk, byKeyset, get, quoteExecutionsPath, walkAll } from "../helpers/sandbox-api.ts";
 import { assertProblem, tokenFor } from "../helpers/sandbox-http.ts";
 
 const P1 = "profile-1";

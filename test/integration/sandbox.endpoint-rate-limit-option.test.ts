@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { UserError } from "../../src/errors.ts";
 import { sandboxOptionsFromArgv } from "../../src/sandbox/cli-options.ts";
 import type { Sandbox } from "../../src/sandbox/index.ts";
-import { adminOk, get, quoteExecutionsPath } from "../helpers/sandbox-ext.ts";
+import { adminOk, get, quoteExecutionsPath } from "../helpers/sandbox-api.ts";
 import { assertProblem, read } from "../helpers/sandbox-http.ts";
 import { spawnSandbox } from "../helpers/sandbox-process.ts";
 

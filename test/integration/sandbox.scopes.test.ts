@@ -10,7 +10,7 @@ import {
   quoteExecutionsPath,
   rulePath,
   send,
-} from "../helpers/sandbox-ext.ts";
+} from "../helpers/sandbox-api.ts";
 import { type Answer, assertProblem, requestToken, tokenFor } from "../helpers/sandbox-http.ts";
 
 const NEW_SCOPES = [
@@ -21,7 +21,7 @@ const NEW_SCOPES = [
   SCOPES.writeOrchestrationRule,
 ];
 
-describe("sandbox extended interface: bearer tokens and scopes", () => {
+describe("sandbox bearer tokens and scopes on quote executions, orders, transfers, addresses and rules", () => {
   let sandbox: Sandbox;
   let orderId: string;
   let ruleId: string;
