@@ -3,9 +3,9 @@ import { type Argv, loadSourceConfig, sourceOptions, yargsOptions } from "../con
 import { openDatabase } from "../db/connect.ts";
 import { readSource } from "../db/source-reader.ts";
 import { ExitCode, UserError } from "../errors.ts";
-import { sandboxFlags, sandboxOptionsFromArgv } from "../sandbox/cli-options.ts";
 import { type Sandbox, type SeedIdentity, startSandbox } from "../sandbox/index.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
+import { sandboxFlags, sandboxOptionsFromArgv } from "./sandbox-options.ts";
 
 /** Reads the valid rows of the configured source relation; anomalous rows are counted, not seeded. */
 async function identitiesFromDb(

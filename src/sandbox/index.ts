@@ -36,6 +36,7 @@ export {
 } from "./exchange/types.ts";
 export {
   effectiveRps,
+  normalizeEndpointRates,
   PLATFORM_DEFAULT_RPS,
   PLATFORM_ENDPOINT_RPS,
   RATE_LIMITED_ENDPOINTS,

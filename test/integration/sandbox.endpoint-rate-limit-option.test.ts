@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { sandboxOptionsFromArgv } from "../../src/commands/sandbox-options.ts";
 import { UserError } from "../../src/errors.ts";
-import { sandboxOptionsFromArgv } from "../../src/sandbox/cli-options.ts";
 import type { Sandbox } from "../../src/sandbox/index.ts";
 import { adminOk, get, quoteExecutionsPath } from "../helpers/sandbox-api.ts";
 import { assertProblem, read } from "../helpers/sandbox-http.ts";
