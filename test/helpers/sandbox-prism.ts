@@ -8,6 +8,7 @@
  *   res.violations; // [] when both the request and the answer conform
  *   await prism.close();
  */
+import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -106,6 +107,60 @@ export async function startPrism(
     async close() {
       if (child.exitCode === null) child.kill("SIGTERM");
       await exited;
+    },
+  };
+}
+
+/** Conformance assertions over a proxy, recording every operation ("METHOD /template") exercised. */
+export interface ConformanceCheck {
+  readonly exercised: Set<string>;
+  readonly responseViolations: string[];
+  /** A request the schema allows: neither it nor its answer may break the schema. */
+  valid(
+    op: string,
+    path: string,
+    query?: [string, string][],
+    body?: unknown,
+  ): Promise<ProxiedAnswer>;
+  /** A request that breaks the schema on purpose: only request violations, and a 4xx problem. */
+  invalid(
+    op: string,
+    path: string,
+    opts?: { query?: [string, string][]; body?: unknown; token?: string | null },
+  ): Promise<ProxiedAnswer>;
+}
+
+export function conformanceCheck(prism: PrismProxy, token: string): ConformanceCheck {
+  const exercised = new Set<string>();
+  const responseViolations: string[] = [];
+  return {
+    exercised,
+    responseViolations,
+    async valid(op, path, query = [], body) {
+      const [method] = op.split(" ") as [string];
+      exercised.add(op);
+      const res = await prism.call(method, path, { token, query, body });
+      assert.deepEqual(
+        res.violations,
+        [],
+        `${op} ${path} ${JSON.stringify(query)} → ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
+      );
+      return res;
+    },
+    async invalid(op, path, opts = {}) {
+      const [method] = op.split(" ") as [string];
+      exercised.add(op);
+      const res = await prism.call(method, path, {
+        token: opts.token === null ? undefined : (opts.token ?? token),
+        query: opts.query ?? [],
+        body: opts.body,
+      });
+      const onResponse = res.violations.filter((v) => v.location[0] !== "request");
+      responseViolations.push(...onResponse.map((v) => `${op}: ${v.message}`));
+      assert.deepEqual(onResponse, [], `${op} answer breaks the schema`);
+      assert.ok(res.violations.length > 0, `${op} ${JSON.stringify(opts)} was meant to be invalid`);
+      assert.ok(res.status >= 400 && res.status < 500, `${op}: ${res.status}`);
+      return res;
     },
   };
 }

@@ -1,18 +1,21 @@
 /**
- * The acceptance test of the published schema: the sandbox behind Stoplight Prism in proxy mode,
- * validating every request and answer against the project's copy of
- * `schema/platform-v2.conformance.openapi.json` (problem+json `default` answers included). Every
- * operation of the schema is exercised with valid requests and a few invalid ones; no answer may
- * break the schema, and no valid request may either. It also checks the filter semantics of the
- * identities listing through the proxy, across pages.
+ * Acceptance of the published schema: the sandbox behind Stoplight Prism (proxy mode, the project's
+ * `schema/platform-v2.conformance.openapi.json`), every operation exercised with valid and invalid
+ * requests; no answer may break the schema, nor any valid request. Filter semantics, across pages.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { seedConformanceData } from "../helpers/sandbox-conformance-data.ts";
 import { tokenFor } from "../helpers/sandbox-http.ts";
-import { type PrismProxy, type ProxiedAnswer, startPrism } from "../helpers/sandbox-prism.ts";
+import {
+  type ConformanceCheck,
+  conformanceCheck,
+  type PrismProxy,
+  startPrism,
+} from "../helpers/sandbox-prism.ts";
 import { REPO_ROOT } from "../helpers/sandbox-process.ts";
 
 const SCHEMA = "schema/platform-v2.conformance.openapi.json";
@@ -26,43 +29,9 @@ describe("the sandbox against the published schema, behind a validating proxy (P
   let sandbox: Sandbox;
   let prism: PrismProxy;
   let token: string;
-  /** "METHOD /template" of every operation exercised. */
-  const exercised = new Set<string>();
-  const responseViolations: string[] = [];
-
-  /** A request the schema allows: neither it nor its answer may break the schema. */
-  async function valid(op: string, path: string, query: Query = [], body?: unknown) {
-    const [method] = op.split(" ") as [string];
-    exercised.add(op);
-    const res = await prism.call(method, path, { token, query, body });
-    assert.deepEqual(
-      res.violations,
-      [],
-      `${op} ${path} ${JSON.stringify(query)} → ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
-    );
-    return res;
-  }
-
-  /** A request that breaks the schema on purpose: only request violations, and a 4xx problem. */
-  async function invalid(
-    op: string,
-    path: string,
-    opts: { query?: Query; body?: unknown; token?: string | null } = {},
-  ): Promise<ProxiedAnswer> {
-    const [method] = op.split(" ") as [string];
-    exercised.add(op);
-    const res = await prism.call(method, path, {
-      token: opts.token === null ? undefined : (opts.token ?? token),
-      query: opts.query ?? [],
-      body: opts.body,
-    });
-    const onResponse = res.violations.filter((v) => v.location[0] !== "request");
-    responseViolations.push(...onResponse.map((v) => `${op}: ${v.message}`));
-    assert.deepEqual(onResponse, [], `${op} answer breaks the schema`);
-    assert.ok(res.violations.length > 0, `${op} ${JSON.stringify(opts)} was meant to be invalid`);
-    assert.ok(res.status >= 400 && res.status < 500, `${op}: ${res.status}`);
-    return res;
-  }
+  let check: ConformanceCheck;
+  const valid: ConformanceCheck["valid"] = (...args) => check.valid(...args);
+  const invalid: ConformanceCheck["invalid"] = (...args) => check.invalid(...args);
 
   before(async () => {
     sandbox = await startSandbox({
@@ -74,47 +43,8 @@ describe("the sandbox against the published schema, behind a validating proxy (P
     });
     prism = await startPrism(sandbox.apiUrl, SCHEMA);
     token = await tokenFor(sandbox);
-    const now = Date.now();
-    sandbox.seedQuoteExecutions({ profile_id: P1, count: 300, seed: 3 });
-    sandbox.setBalances([
-      { profile_id: P1, asset: "BTC", amount: "2" },
-      { profile_id: P2, asset: "BTC", amount: "0" },
-    ]);
-    sandbox.seedDepositAddresses({ count: 200, seed: 2, profile_ids: [P1, P2] });
-    sandbox.seedOrchestrationRules([
-      {
-        ref_id: "conf-rule-1",
-        profile_id: P1,
-        source_asset: "USDC",
-        destination_asset: "USD",
-        source: { crypto: { network: "ETHEREUM" } },
-        destination: { profile: { profile_id: P2 } },
-      },
-    ]);
-    sandbox.seedOrders([
-      { profile_id: P1, side: "SELL", market: "ETHUSD", type: "MARKET", base_amount: "0.5" },
-      { profile_id: P1, side: "BUY", market: "BTCUSD", type: "MARKET", quote_amount: "100" },
-      {
-        profile_id: P1,
-        side: "BUY",
-        market: "PEPEUSD",
-        type: "LIMIT",
-        price: "0.00001",
-        base_amount: "1000000",
-      },
-      {
-        profile_id: P1,
-        side: "SELL",
-        market: "AVAXUSD",
-        type: "STOP_LIMIT",
-        stop_price: "20",
-        price: "19.5",
-        base_amount: "3",
-        time_in_force: "GTT",
-        created_at: new Date(now - 2 * HOUR).toISOString(),
-        expiration_date: new Date(now - HOUR).toISOString(),
-      },
-    ]);
+    check = conformanceCheck(prism, token);
+    seedConformanceData(sandbox, P1, P2);
   });
 
   after(async () => {
@@ -374,26 +304,18 @@ describe("the sandbox against the published schema, behind a validating proxy (P
   });
 
   it("control_types=SELL_ONLY returns exactly the identities with an active SELL_ONLY, none more, none missing, across pages", async () => {
-    const expected: string[] = [];
-    let cursor = "";
+    const list = "GET /v2/identity/identities";
     const everyone: string[] = [];
+    let cursor = "";
     do {
-      const res = await valid(
-        "GET /v2/identity/identities",
-        "/v2/identity/identities",
-        cursor
-          ? [
-              ["limit", "1000"],
-              ["page_cursor", cursor],
-            ]
-          : [["limit", "1000"]],
-      );
+      const q: Query = cursor ? [["page_cursor", cursor]] : [];
+      const res = await valid(list, "/v2/identity/identities", [["limit", "1000"], ...q]);
       everyone.push(...res.body.items.map((i: { id: string }) => i.id));
       cursor = res.body.next_page_cursor;
     } while (cursor !== "");
-    for (const id of everyone) {
-      if (sandbox.controlsOf(id).some((c) => c.type === "SELL_ONLY")) expected.push(id);
-    }
+    const expected = everyone.filter((id) =>
+      sandbox.controlsOf(id).some((c) => c.type === "SELL_ONLY"),
+    );
     const seen: string[] = [];
     let pages = 0;
     do {
@@ -402,7 +324,7 @@ describe("the sandbox against the published schema, behind a validating proxy (P
         ["limit", "60"],
       ];
       if (cursor) q.push(["page_cursor", cursor]);
-      const res = await valid("GET /v2/identity/identities", "/v2/identity/identities", q);
+      const res = await valid(list, "/v2/identity/identities", q);
       seen.push(...res.body.items.map((i: { id: string }) => i.id));
       cursor = res.body.next_page_cursor;
       pages++;
@@ -419,7 +341,7 @@ describe("the sandbox against the published schema, behind a validating proxy (P
       for (const method of Object.keys(item)) operations.push(`${method.toUpperCase()} ${path}`);
     }
     assert.equal(operations.length, 10);
-    assert.deepEqual([...exercised].sort(), operations.sort());
-    assert.deepEqual(responseViolations, []);
+    assert.deepEqual([...check.exercised].sort(), operations.sort());
+    assert.deepEqual(check.responseViolations, []);
   });
 });
