@@ -26,8 +26,6 @@ const LIMIT_KEYS: Record<string, keyof Limits> = {
   endpoint_rate_limits: "endpointRateLimits",
 };
 
-const objectBody = requestBody;
-
 /** Accepts snake_case or camelCase keys; refuses unknown ones so a typo is never silently ignored. */
 function pickSettings<T>(body: Record<string, unknown>, keys: Record<string, keyof T>): Partial<T> {
   const camel = new Set<string>(Object.values(keys) as string[]);

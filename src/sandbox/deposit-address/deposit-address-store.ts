@@ -13,12 +13,7 @@ import {
 import { addressFor } from "../input/crypto-address.ts";
 import { SeedConflictError } from "../input/seed-input.ts";
 import { KeysetIndex } from "../paging/keyset-index.ts";
-import {
-  CRYPTO_NETWORKS,
-  type CryptoNetwork,
-  type DepositAddress,
-  type SyntheticDepositAddresses,
-} from "./types.ts";
+import { CRYPTO_NETWORKS, type DepositAddress, type SyntheticDepositAddresses } from "./types.ts";
 
 export interface StoredAddress {
   readonly id: string;

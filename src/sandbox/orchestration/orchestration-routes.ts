@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { SandboxContext } from "../context.ts";
-import { ProblemError, sendProblem } from "../gateway/problem.ts";
+import { ProblemError } from "../gateway/problem.ts";
 import { answerWrite } from "../gateway/write-answer.ts";
 import { operationSchema } from "../input/schema-validation.ts";
 import { ORCHESTRATION_RULE_PATH } from "../paths.ts";

@@ -1,11 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { SandboxContext } from "../context.ts";
-import {
-  ALREADY_EXISTS,
-  INSUFFICIENT_FUNDS,
-  ProblemError,
-  sendProblem,
-} from "../gateway/problem.ts";
+import { ALREADY_EXISTS, INSUFFICIENT_FUNDS, ProblemError } from "../gateway/problem.ts";
 import { answerWrite } from "../gateway/write-answer.ts";
 import {
   assetField,
