@@ -31,7 +31,7 @@ export function buildApp(ctx: SandboxContext): FastifyInstance {
     return503OnClosing: false,
     bodyLimit: 1024 * 1024,
     // Path parameters carry identity ids of up to 256 characters, percent-encoded up to 3 bytes each.
-    maxParamLength: 3 * MAX_IDENTITY_ID_LENGTH,
+    routerOptions: { maxParamLength: 3 * MAX_IDENTITY_ID_LENGTH },
     schemaErrorFormatter: (errors, dataVar) =>
       new ProblemError(400, formatSchemaError(errors as never, dataVar)),
   });
