@@ -96,10 +96,15 @@ function filterOf(q: Query): { filter: IdentityFilter; key: string } {
   const updated = timeRange(q, UPDATED_AT);
   const filter: IdentityFilter = {
     controlTypes: enumList(q, "control_types", CONTROL_TYPES),
-    reasonCodes: enumList(q, "control_reason_codes", [
-      ...REASON_CODES,
-      ...Object.keys(PREVIEW_REASON_CODES),
-    ]).map((r) => PREVIEW_REASON_CODES[r] ?? r),
+    // The preview's name stands for the published one: one filter, one cursor fingerprint.
+    reasonCodes: [
+      ...new Set(
+        enumList(q, "control_reason_codes", [
+          ...REASON_CODES,
+          ...Object.keys(PREVIEW_REASON_CODES),
+        ]).map((r) => PREVIEW_REASON_CODES[r] ?? r),
+      ),
+    ].sort(),
     summaryStatus: enumParam(q, "summary_status", IDENTITY_STATUSES),
     identityType: enumParam(q, "identity_type", IDENTITY_TYPES),
     created: created.bounds,
