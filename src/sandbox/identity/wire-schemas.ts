@@ -5,6 +5,12 @@
  */
 
 const str = { type: "string" } as const;
+/**
+ * Strings the sandbox writes itself (ISO dates, enum values, base64url cursors) never need JSON
+ * escaping; fast-json-stringify's "unsafe" format skips the escape scan. Ids, types, set_by and
+ * reasons may come from seeds of any content and stay escaped.
+ */
+const own = { type: "string", format: "unsafe" } as const;
 
 export const controlSchema = {
   type: "object",
@@ -15,8 +21,8 @@ export const controlSchema = {
     is_overridable: { type: "boolean" },
     reason_code: str,
     reason: str,
-    created_at: str,
-    deleted_at: str,
+    created_at: own,
+    deleted_at: own,
   },
   required: ["id", "type", "set_by", "is_overridable", "reason_code", "reason", "created_at"],
 } as const;
@@ -25,7 +31,7 @@ export const controlListSchema = {
   type: "object",
   properties: {
     items: { type: "array", items: controlSchema },
-    next_page_cursor: str,
+    next_page_cursor: own,
   },
   required: ["items", "next_page_cursor"],
 } as const;
@@ -39,12 +45,12 @@ export const identitySchema = {
       properties: { active_controls: { type: "array", items: controlSchema } },
       required: ["active_controls"],
     },
-    summary_status: str,
+    summary_status: own,
     user_disabled: { type: "boolean" },
     admin_disabled: { type: "boolean" },
-    type: str,
-    created_at: str,
-    updated_at: str,
+    type: own,
+    created_at: own,
+    updated_at: own,
   },
   required: [
     "id",
@@ -62,7 +68,7 @@ export const identityListSchema = {
   type: "object",
   properties: {
     items: { type: "array", items: identitySchema },
-    next_page_cursor: str,
+    next_page_cursor: own,
   },
   required: ["items", "next_page_cursor"],
 } as const;

@@ -108,8 +108,19 @@ export function checkOrderBy(q: Query): void {
 
 /** A short digest of a listing's filters, so a cursor cannot be replayed against other filters. */
 export function fingerprint(filters: unknown): string {
-  return createHash("sha256").update(JSON.stringify(filters)).digest("base64url").slice(0, 22);
+  const text = JSON.stringify(filters);
+  let digest = recentFingerprints.get(text);
+  if (digest === undefined) {
+    // A walk repeats its filters on every page: hashing them once per walk, not per page, keeps a
+    // hash off the hot path. The memo is small and simply starts over when full.
+    if (recentFingerprints.size >= 1024) recentFingerprints.clear();
+    digest = createHash("sha256").update(text).digest("base64url").slice(0, 22);
+    recentFingerprints.set(text, digest);
+  }
+  return digest;
 }
+
+const recentFingerprints = new Map<string, string>();
 
 /**
  * The walk position a page_cursor carries. The request must repeat the filters the cursor was
