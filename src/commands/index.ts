@@ -4,6 +4,7 @@ import { demoCommand } from "./demo.ts";
 import { applyCommand, planCommand, reconcileCommand } from "./pipeline-commands.ts";
 import { reportCommand, runsCommand } from "./runs.ts";
 import { sandboxCommand } from "./sandbox.ts";
+import { versionCommand } from "./version.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: yargs command modules are heterogeneous by design
 export const commands: CommandModule<any, any>[] = [
@@ -15,4 +16,5 @@ export const commands: CommandModule<any, any>[] = [
   dbCommand,
   sandboxCommand,
   demoCommand,
+  versionCommand,
 ];
