@@ -1,6 +1,7 @@
 import type { CommandModule } from "yargs";
 import { dbCommand } from "./db.ts";
 import { demoCommand } from "./demo.ts";
+import { discardCommand } from "./discard.ts";
 import { applyCommand, planCommand, reconcileCommand } from "./pipeline-commands.ts";
 import { reportCommand, runsCommand } from "./runs.ts";
 import { sandboxCommand } from "./sandbox.ts";
@@ -11,6 +12,7 @@ export const commands: CommandModule<any, any>[] = [
   planCommand,
   applyCommand,
   reconcileCommand,
+  discardCommand,
   reportCommand,
   runsCommand,
   dbCommand,
