@@ -18,7 +18,10 @@ describe("command-line conventions", () => {
   it("no command prints the top-level help and exits 1", async () => {
     const r = await runCli([]);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /Commands:[\s\S]*controls-migrate plan[\s\S]*controls-migrate discard[\s\S]*controls-migrate version/);
+    assert.match(
+      r.stderr,
+      /Commands:[\s\S]*controls-migrate plan[\s\S]*controls-migrate discard[\s\S]*controls-migrate version/,
+    );
     assert.match(r.stderr, /Name a command/);
   });
 

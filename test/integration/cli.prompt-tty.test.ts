@@ -1,12 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { loadSourceConfig } from "../../src/config.ts";
 import { TOOL_TABLES } from "../../src/db/schema.ts";
-import { seedSource } from "../../src/db/seed.ts";
-import { startSandbox } from "../../src/sandbox/index.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { syntheticIdentities } from "../../src/synthetic.ts";
 import { runCli } from "../helpers/cli.ts";
+import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { spawnInTty } from "../helpers/tty.ts";
 
@@ -25,6 +23,7 @@ const lastLine = (output: string) =>
 
 // Terminal behaviour does not depend on the database: PGlite is enough here.
 describe("apply at a terminal", () => {
+  let rig: CliRig;
   let sandbox: Sandbox;
   let target: TestTarget;
   let env: Record<string, string>;
@@ -57,23 +56,10 @@ describe("apply at a terminal", () => {
   };
 
   before(async () => {
-    sandbox = await startSandbox({ port: 0, rateLimitRps: 0, tokenRateLimitRps: 0 });
-    sandbox.seedIdentities(syntheticIdentities(N, SEED), { migratedFraction: 0, seed: SEED });
-    target = await backends[0]!.target();
-    const h = await target.open({ migrate: true });
-    await seedSource(h.db, loadSourceConfig({}, {}), { identities: N, seed: SEED });
-    await h.close();
-    env = {
-      API_BASE_URL: sandbox.apiUrl,
-      OAUTH_TOKEN_URL: sandbox.tokenUrl,
-      OAUTH_CLIENT_ID: sandbox.credentials.clientId,
-      OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret,
-    };
+    rig = await startCliRig(backends[0]!, { identities: N, seed: SEED });
+    ({ sandbox, target, env } = rig);
   });
-  after(async () => {
-    await sandbox.close();
-    await target.drop();
-  });
+  after(() => rig.close());
 
   it("names what, where and as whom at the prompt; any answer but yes closes the run as declined", async () => {
     const t = spawnInTty(["apply", "--no-progress", ...target.args], { env });

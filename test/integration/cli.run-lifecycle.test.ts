@@ -3,10 +3,10 @@ import { after, before, describe, it } from "node:test";
 import { loadSourceConfig } from "../../src/config.ts";
 import { TOOL_TABLES } from "../../src/db/schema.ts";
 import { seedSource } from "../../src/db/seed.ts";
-import { startSandbox } from "../../src/sandbox/index.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { syntheticIdentities } from "../../src/synthetic.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
+import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 
 const N = 400;
@@ -23,6 +23,7 @@ async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
 
 for (const backend of backends) {
   describe(`a run's life through the CLI on ${backend.name}`, () => {
+    let rig: CliRig;
     let sandbox: Sandbox;
     let target: TestTarget;
     let env: Record<string, string>;
@@ -30,28 +31,10 @@ for (const backend of backends) {
       runCli([...args, "--no-progress", ...target.args], { ...env, ...extra });
 
     before(async () => {
-      sandbox = await startSandbox({
-        port: 0,
-        rateLimitRps: 0,
-        tokenRateLimitRps: 0,
-        latencyMs: 10,
-      });
-      sandbox.seedIdentities(syntheticIdentities(N, SEED), { migratedFraction: 0, seed: SEED });
-      target = await backend.target();
-      const h = await target.open({ migrate: true });
-      await seedSource(h.db, loadSourceConfig({}, {}), { identities: N, seed: SEED });
-      await h.close();
-      env = {
-        API_BASE_URL: sandbox.apiUrl,
-        OAUTH_TOKEN_URL: sandbox.tokenUrl,
-        OAUTH_CLIENT_ID: sandbox.credentials.clientId,
-        OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret,
-      };
+      rig = await startCliRig(backend, { identities: N, seed: SEED, sandbox: { latencyMs: 10 } });
+      ({ sandbox, target, env } = rig);
     });
-    after(async () => {
-      await sandbox.close();
-      await target.drop();
-    });
+    after(() => rig.close());
 
     it("apply --plan with an unknown id says No plan run, not a foreign-key error", async () => {
       const r = await cli(["apply", "--plan", "20990101-000000-dead", "--yes"]);
