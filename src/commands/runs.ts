@@ -12,7 +12,7 @@ import { openDatabase } from "../db/connect.ts";
 import { ensureSchema } from "../db/migrate.ts";
 import { getRun, listRuns } from "../db/run-queries.ts";
 import { ExitCode, UserError } from "../errors.ts";
-import { reportDir, writeRunReport } from "../migration/report.ts";
+import { checkReportDir, reportDir, writeRunReport } from "../migration/report.ts";
 import { renderRunsTable, shownStatus } from "../reports/runs-table.ts";
 import type { RunSummary } from "../reports/summary.ts";
 import { runCommand } from "./run-command.ts";
@@ -74,6 +74,7 @@ export const reportCommand: CommandModule = {
   handler: (argv) =>
     runCommand(argv as ConfigArgv, async ({ global, logger, argv: a }) => {
       const { out, all } = loadReportConfig(a);
+      await checkReportDir(out);
       const handle = await openDatabase(global, logger);
       try {
         await ensureSchema(handle.db, logger);

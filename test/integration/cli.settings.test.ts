@@ -111,6 +111,9 @@ describe("settings are checked before any work", () => {
       assert.ok(Date.now() - started < 30_000, `${out} is refused at once`);
     }
     assert.equal(requests(), before, "no request was sent");
+    const report = await runCli(["report", "20990101-000000-dead", "--out", file, ...db]);
+    assert.equal(report.code, 1);
+    assert.match(report.stderr, /--out \S+ is a file, not a folder/);
   });
 
   it("names --api-url when the API refuses connections and --token-url when it answers 404", async () => {
