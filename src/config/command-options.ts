@@ -23,7 +23,7 @@ export const runOptions = {
     schema: textSchema,
     kind: "string",
     group: "run",
-    help: "Report folder.",
+    help: "Report folder; checked (a folder you can write, not under /proc or /sys) and created before any request.",
   }),
   all: option({
     flag: "all",
@@ -171,5 +171,13 @@ export const demoOptions = {
     kind: "string",
     group: "demo",
     help: "Seed of the synthetic data.",
+  }),
+  keep: option({
+    flag: "keep",
+    default: false,
+    schema: booleanSchema,
+    kind: "boolean",
+    group: "demo",
+    help: "Keep the demo's throwaway database folder (.data/demo-*) instead of removing it.",
   }),
 } as const;

@@ -94,6 +94,17 @@ async function fail(
   });
 }
 
+/**
+ * A cancel that stopped the request before it left (waiting for the rate budget or a token) sent
+ * nothing: the action goes back to pending, not ambiguous, and a resume simply sends it. The
+ * client says "cancelled" with a non-ambiguous classification exactly then.
+ */
+async function unsentOnCancel(ctx: ExecutorContext, a: Action, err: PlatformError) {
+  if (err.kind !== "cancelled" || err.classification === "ambiguous") return false;
+  await updateAction(ctx.db, a.id, { status: "pending", error: null });
+  return true;
+}
+
 async function runCreate(ctx: ExecutorContext, a: Action): Promise<void> {
   if (!CLIENT_CREATABLE_TYPES.has(a.control_type) || a.control_type === "FROZEN") {
     await fail(ctx, a, "refused_locally", `clients may not create ${a.control_type} controls`);
@@ -119,6 +130,7 @@ async function runCreate(ctx: ExecutorContext, a: Action): Promise<void> {
       return;
     } catch (err) {
       if (!(err instanceof PlatformError)) throw err;
+      if (await unsentOnCancel(ctx, a, err)) return;
       const unknownOutcome = err.classification === "ambiguous" || err.kind === "cancelled";
       if (unknownOutcome) {
         await updateAction(ctx.db, a.id, {
@@ -216,6 +228,7 @@ async function guardedDelete(ctx: ExecutorContext, a: Action): Promise<void> {
     });
   } catch (err) {
     if (!(err instanceof PlatformError)) throw err;
+    if (await unsentOnCancel(ctx, a, err)) return;
     if (err.classification === "ambiguous" || err.kind === "cancelled") {
       await updateAction(ctx.db, a.id, {
         status: "ambiguous",

@@ -58,6 +58,8 @@ type Outcome =
 
 const PENALISED = Symbol("penalised");
 const CANCELLED = Symbol("cancelled");
+/** Failures that mean the address itself is wrong or down: the message names the flag. */
+const UNREACHABLE = /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)\b/;
 
 /**
  * Every API call goes through here: bearer token, per-endpoint rate budget, bounded concurrency,
@@ -147,7 +149,7 @@ export class HttpClient {
           detail:
             f.kind === "timeout"
               ? `no answer within ${config.timeoutMs} ms (--timeout-ms)`
-              : `connection failed (${this.#d.redactor.scrub(f.summary)})`,
+              : `connection failed (${this.#d.redactor.scrub(f.summary)})${UNREACHABLE.test(f.summary) ? "; check --api-url" : ""}`,
           cause: new Error(this.#d.redactor.scrub(f.summary)),
         });
       } else if (outcome.status >= 200 && outcome.status < 300) {

@@ -237,7 +237,7 @@ export class TokenManager {
       ...base,
       kind: status === 403 ? "forbidden" : "bad_request",
       classification: "fatal",
-      detail: `the token endpoint refused the request (${said})`,
+      detail: `the token endpoint refused the request (${said})${status === 404 || status === 405 ? "; check --token-url: it must be the OAuth2 token endpoint's URL" : ""}`,
     });
   }
 
