@@ -1,8 +1,8 @@
 import { inspect } from "node:util";
 import pLimit, { type LimitFunction } from "p-limit";
+import { backoffDelayMs, sleep } from "../backoff.ts";
 import type { PlatformConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
-import { backoffDelayMs, sleep } from "./backoff.ts";
 import type { MetricsRecorder } from "./client-metrics.ts";
 import { LinkedSignal } from "./linked-signal.ts";
 import {
@@ -86,11 +86,13 @@ export class HttpClient {
   }
 
   async send(spec: RequestSpec): Promise<Reply> {
-    const call = spec.signal ? new LinkedSignal([this.#d.signal, spec.signal]) : undefined;
+    // Every wait of the call (penalty, token, slot, backoff) listens on this call's own signal, so
+    // the client's and the run's long-lived signals carry one listener each, not one per request.
+    const call = new LinkedSignal([this.#d.signal, spec.signal]);
     try {
-      return await this.#send(spec, call?.signal ?? this.#d.signal);
+      return await this.#send(spec, call.signal);
     } finally {
-      call?.dispose();
+      call.dispose();
     }
   }
 

@@ -1,4 +1,3 @@
-import { setMaxListeners } from "node:events";
 import { inspect } from "node:util";
 import type { PlatformConfig } from "../config.ts";
 import { type Logger, silentLogger } from "../log.ts";
@@ -89,8 +88,6 @@ export function createPlatformClient(
   const signal = options.signal
     ? AbortSignal.any([closing.signal, options.signal])
     : closing.signal;
-  // Every waiting or in-flight request listens on it (and removes its listener when done).
-  setMaxListeners(0, signal);
   const redactor = new Redactor(logger);
   redactor.add(config.clientSecret.reveal());
   const metrics = new MetricsRecorder();

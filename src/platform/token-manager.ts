@@ -1,7 +1,7 @@
 import { inspect } from "node:util";
+import { backoffDelayMs, sleep } from "../backoff.ts";
 import type { Logger } from "../log.ts";
 import type { Secret } from "../secret.ts";
-import { backoffDelayMs, sleep } from "./backoff.ts";
 import type { MetricsRecorder } from "./client-metrics.ts";
 import { LinkedSignal } from "./linked-signal.ts";
 import { describeFetchFailure, PlatformError } from "./platform-error.ts";
