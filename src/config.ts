@@ -51,6 +51,13 @@ export const globalOptions = {
     type: "boolean",
     describe: "Print the machine-readable result (summary JSON) on stdout.",
   }),
+  "db-retry-s": spec({
+    type: "number",
+    env: "CONTROLS_DB_RETRY_S",
+    defaultDescription: "60",
+    describe:
+      "How long to keep retrying, with backoff, when the PostgreSQL connection is lost (server restart, killed backend) before stopping the run.",
+  }),
   progress: spec({
     type: "boolean",
     defaultDescription: "true",
@@ -164,6 +171,13 @@ export const platformOptions = {
     defaultDescription: "10000",
     describe: "Cap of the exponential backoff.",
   }),
+  "max-wait-s": spec({
+    type: "number",
+    env: "CONTROLS_MAX_WAIT_S",
+    defaultDescription: "900",
+    describe:
+      "Longest wait the platform may impose (Retry-After of a 429); a longer one stops the run and says when to try again.",
+  }),
 } as const satisfies Record<string, OptionSpec>;
 
 // ---------------------------------------------------------------------------------------------
@@ -177,6 +191,8 @@ export interface GlobalConfig {
   readonly logLevel: LogLevel;
   readonly json: boolean;
   readonly progress: boolean;
+  /** Seconds to retry a lost PostgreSQL connection before giving up (--db-retry-s). */
+  readonly dbRetryS: number;
 }
 
 export type NonUuidPolicy = "accept" | "warn" | "reject";
@@ -204,6 +220,8 @@ export interface PlatformConfig {
   readonly retryCapMs: number;
   /** The token endpoint's budget; the platform allows 1 rps. */
   readonly tokenRps: number;
+  /** Longest Retry-After (seconds) honoured before the run stops instead (--max-wait-s). */
+  readonly maxWaitS: number;
 }
 
 function pick<T>(argv: Argv, flag: string): T | undefined {
@@ -273,6 +291,7 @@ export function loadGlobalConfig(argv: Argv, env: Env = process.env): GlobalConf
     logLevel,
     json: bool(argv, "json", false),
     progress: bool(argv, "progress", true),
+    dbRetryS: num(argv, env, "db-retry-s", "CONTROLS_DB_RETRY_S", 60, { min: 0, max: 86_400 }),
   });
 }
 
@@ -392,6 +411,7 @@ export function loadPlatformConfig(argv: Argv, env: Env = process.env): Platform
     retryBaseMs: num(argv, env, "retry-base-ms", "CONTROLS_RETRY_BASE_MS", 250, { min: 1 }),
     retryCapMs: num(argv, env, "retry-cap-ms", "CONTROLS_RETRY_CAP_MS", 10_000, { min: 1 }),
     tokenRps: 1,
+    maxWaitS: num(argv, env, "max-wait-s", "CONTROLS_MAX_WAIT_S", 900, { min: 0 }),
   });
 }
 

@@ -5,6 +5,7 @@ import type { PlatformConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { MetricsRecorder } from "./client-metrics.ts";
 import { LinkedSignal } from "./linked-signal.ts";
+import { waitTooLong } from "./max-wait.ts";
 import {
   type Classification,
   classify,
@@ -50,6 +51,8 @@ export interface HttpClientDeps {
   readonly logger: Logger;
   /** Aborted when the client is closed or the run is interrupted. */
   readonly signal: AbortSignal;
+  /** Stops the whole client (aborts `signal` with this error): the run cannot go on. */
+  readonly halt: (error: PlatformError) => void;
 }
 
 type Outcome =
@@ -177,7 +180,20 @@ export class HttpClient {
       } else if (outcome.status === 429) {
         m.rateLimited += 1;
         metrics.error(key, "rate_limited");
-        budget.penalise(spec.template, parseRetryAfter(outcome.retryAfter));
+        const retryAfter = parseRetryAfter(outcome.retryAfter);
+        const wait = retryAfter ?? config.penaltyS;
+        if (wait > config.maxWaitS) {
+          const error = waitTooLong(
+            key,
+            wait,
+            retryAfter === undefined ? "--penalty-s" : "Retry-After",
+            config.maxWaitS,
+          );
+          // Nothing more may go out: every other request of the run stops with this reason.
+          this.#d.halt(error);
+          throw error.with({ attempts });
+        }
+        budget.penalise(spec.template, retryAfter);
         continue;
       } else {
         error = this.#statusError(key, spec, outcome.status, outcome.text, replayed);
@@ -251,6 +267,16 @@ export class HttpClient {
     attempts: number,
     afterAmbiguousAttempt = false,
   ) {
+    // A halted client says why it stopped (the platform's refusal), not merely that it did.
+    const why = this.#d.signal.reason;
+    if (why instanceof PlatformError) {
+      return why.with({
+        kind: "cancelled",
+        classification: afterAmbiguousAttempt ? "ambiguous" : classify("cancelled", method, sent),
+        afterAmbiguousAttempt,
+        attempts,
+      });
+    }
     return new PlatformError({
       kind: "cancelled",
       // Stopping a delete between an ambiguous attempt and its repeat leaves it just as unknown.

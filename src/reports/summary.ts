@@ -5,6 +5,8 @@ export interface EndpointFigures {
   readonly retries: number;
   readonly rate_limited: number;
   readonly ambiguous: number;
+  /** Items the platform served twice within one page (kept once; platform anomalies). */
+  readonly anomalies: number;
   readonly p50_ms: number | null;
   readonly p95_ms: number | null;
 }
@@ -74,13 +76,14 @@ export function renderSummaryMarkdown(s: RunSummary): string {
     Object.keys(s.requests).length === 0
       ? "No platform requests."
       : table(
-          ["endpoint", "count", "retries", "429s", "ambiguous", "p50 ms", "p95 ms"],
+          ["endpoint", "count", "retries", "429s", "ambiguous", "anomalies", "p50 ms", "p95 ms"],
           Object.entries(s.requests).map(([k, v]) => [
             `\`${k}\``,
             v.count,
             v.retries,
             v.rate_limited,
             v.ambiguous,
+            v.anomalies,
             v.p50_ms ?? "",
             v.p95_ms ?? "",
           ]),

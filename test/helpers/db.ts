@@ -71,6 +71,7 @@ function globalFor(over: Partial<GlobalConfig>): GlobalConfig {
     logLevel: "error",
     json: false,
     progress: false,
+    dbRetryS: 60,
     ...over,
   });
 }

@@ -18,6 +18,7 @@ const globalFor = (over: Partial<GlobalConfig>): GlobalConfig => ({
   logLevel: "error",
   json: false,
   progress: false,
+  dbRetryS: 60,
   ...over,
 });
 
