@@ -12,7 +12,7 @@ export const BIDI_CONTROL = /\p{Bidi_Control}/u;
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f]|\p{Bidi_Control}/gu;
 const UNSAFE_BUT_NEWLINE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]|\p{Bidi_Control}/gu;
 
-const escape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+const asEscape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
 
 /**
  * Replaces every control and bidi-control character with a visible `\uXXXX` escape.
@@ -23,5 +23,5 @@ const escape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0"
  *   escapeInvisible("x\u202Ey") // "x\\u202ey"
  */
 export function escapeInvisible(text: string, options: { keepNewlines?: boolean } = {}): string {
-  return text.replace(options.keepNewlines ? UNSAFE_BUT_NEWLINE : UNSAFE, escape);
+  return text.replace(options.keepNewlines ? UNSAFE_BUT_NEWLINE : UNSAFE, asEscape);
 }
