@@ -78,12 +78,16 @@ export async function insertFindings(db: Kysely<Database>, rows: NewFinding[]): 
 
 /** Invalid source rows (and warnings on kept rows) become findings straight from SQL. */
 export async function insertInvalidRowFindings(db: Kysely<Database>, runId: string): Promise<void> {
+  // Each statement inserts all of its rows or none, and is skipped when they are already there:
+  // run again after a lost connection, it never doubles the findings.
   await sql`
     insert into controls_migration.findings (run_id, identity_id, finding, user_disabled, admin_disabled, detail)
     select run_id, identity_id, 'invalid_source_row', user_disabled, admin_disabled,
            anomaly || coalesce(': ' || anomaly_detail, '')
     from controls_migration.source_rows
     where run_id = ${runId} and anomaly is not null and valid is not true
+      and not exists (select 1 from controls_migration.findings
+                      where run_id = ${runId} and finding = 'invalid_source_row')
     order by seq
   `.execute(db);
   // Rows kept despite a warning (a non-UUID id under --non-uuid-ids warn) are reported too.
@@ -93,6 +97,8 @@ export async function insertInvalidRowFindings(db: Kysely<Database>, runId: stri
            anomaly || coalesce(': ' || anomaly_detail, '')
     from controls_migration.source_rows
     where run_id = ${runId} and anomaly is not null and valid and seq > 0
+      and not exists (select 1 from controls_migration.findings
+                      where run_id = ${runId} and finding = 'source_warning')
     order by seq
   `.execute(db);
 }

@@ -35,6 +35,8 @@ export async function insertRun(
       pid: process.pid,
       heartbeat_at: new Date(),
     })
+    // Idempotent, so an insert whose answer a lost connection swallowed can be sent again.
+    .onConflict((oc) => oc.column("id").doNothing())
     .execute();
 }
 

@@ -46,11 +46,14 @@ export async function clearSnapshotOf(
     .execute();
 }
 
+/** Stores source rows; a row already stored (same run and seq) is left as it is. */
 export async function insertSourceRows(db: Kysely<Database>, rows: NewSourceRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 1000) {
     await db
       .insertInto("controls_migration.source_rows")
       .values(rows.slice(i, i + 1000))
+      // Idempotent, so a batch whose answer a lost connection swallowed can be sent again.
+      .onConflict((oc) => oc.columns(["run_id", "seq"]).doNothing())
       .execute();
   }
 }

@@ -167,6 +167,7 @@ function postgresBackend(admin: string): Backend {
       const handle: DatabaseHandle = {
         db: inner.db,
         backend: "postgres",
+        postgres: inner.postgres,
         close: () => {
           closing ??= inner.close().finally(() => tdb.drop());
           return closing;
