@@ -1,11 +1,21 @@
 import type { Kysely } from "kysely";
 import pLimit from "p-limit";
-import { actionsPage, markInFlight, skipPending, updateAction } from "../db/journal-queries.ts";
+import {
+  actionsPage,
+  countPendingByAction,
+  markInFlight,
+  skipPending,
+  updateAction,
+} from "../db/journal-queries.ts";
+import { DatabaseLostError } from "../db/reconnect.ts";
+import { WriterLockTakenError } from "../db/run-lock.ts";
+import { getRun } from "../db/run-queries.ts";
 import type { Action, Database } from "../db/schema.ts";
 import type { Logger } from "../log.ts";
 import { type IdentityControl, type PlatformClient, PlatformError } from "../platform/index.ts";
 import { CLIENT_CREATABLE_TYPES } from "./mapping.ts";
 import type { Progress } from "./progress.ts";
+import { reverifyPending } from "./reverify.ts";
 
 export interface ExecutorContext {
   readonly db: Kysely<Database>;
@@ -113,6 +123,13 @@ async function runCreate(ctx: ExecutorContext, a: Action): Promise<void> {
       return;
     } catch (err) {
       if (!(err instanceof PlatformError)) throw err;
+      if (err.kind === "cancelled" && err.classification !== "ambiguous") {
+        // Never sent: the run was interrupted, or the client stopped on a refusal (a wait beyond
+        // --max-wait-s). The create goes back to pending for a resume; a refusal stops the run.
+        await updateAction(ctx.db, a.id, { status: "pending", error: null });
+        if (ctx.signal?.aborted) return;
+        throw err;
+      }
       const unknownOutcome = err.classification === "ambiguous" || err.kind === "cancelled";
       if (unknownOutcome) {
         await updateAction(ctx.db, a.id, {
@@ -196,6 +213,10 @@ async function runDelete(ctx: ExecutorContext, a: Action): Promise<void> {
  * a write whose outcome is unknown without looking first.
  */
 export async function resolveInDoubt(ctx: ExecutorContext, runId = ctx.runId): Promise<number> {
+  return withResumeHint(ctx, runId, () => settleInDoubt(ctx, runId));
+}
+
+async function settleInDoubt(ctx: ExecutorContext, runId: string): Promise<number> {
   let after = 0;
   let settled = 0;
   for (;;) {
@@ -220,14 +241,31 @@ export async function resolveInDoubt(ctx: ExecutorContext, runId = ctx.runId): P
 }
 
 /**
- * Executes the run's pending actions with bounded concurrency. Each action is journaled in_flight
- * (committed) before its request and gets its outcome after, so a crash at any point leaves a
- * journal that `resolveInDoubt` can settle without a duplicate.
+ * Executes the run's pending actions with bounded concurrency. Pending actions decided before this
+ * process started are re-read first (see `reverify.ts`), so a control someone added meanwhile is
+ * adopted, never duplicated. Each action is journaled in_flight (committed) before its request and
+ * gets its outcome after, so a crash at any point leaves a journal that `resolveInDoubt` can settle
+ * without a duplicate. `total` sizes the progress bar; it is recounted after the re-read.
+ *
+ * @example
+ *   await executeActions(ctx, pendingCount);
  */
 export async function executeActions(
   ctx: ExecutorContext,
   total: number,
 ): Promise<ExecutionCounts> {
+  return withResumeHint(ctx, ctx.runId, async () => {
+    const reread = await reverifyPending(ctx);
+    let left = total;
+    if (reread.reread > 0) {
+      const { creates, deletes } = await countPendingByAction(ctx.db, ctx.runId);
+      left = creates + deletes;
+    }
+    return runPending(ctx, left);
+  });
+}
+
+async function runPending(ctx: ExecutorContext, total: number): Promise<ExecutionCounts> {
   const limit = pLimit(ctx.concurrency);
   const running = new Set<Promise<void>>();
   let started = 0;
@@ -255,6 +293,12 @@ export async function executeActions(
       }
     }
     await Promise.all(running);
+  } catch (err) {
+    // Stopping (lost database, lost lock, a refusal): queued actions start nothing, and the ones
+    // already running finish journaling before the error goes up.
+    limit.clearQueue();
+    await Promise.allSettled(running);
+    throw err;
   } finally {
     ctx.progress.stop();
   }
@@ -266,4 +310,30 @@ export async function executeActions(
       );
   }
   return { started };
+}
+
+/**
+ * Runs `work` for `runId`; a lost database or a lost writer lock is reported with the exact
+ * command that continues the run (the run's mode is read while the database is still there).
+ */
+async function withResumeHint<T>(
+  ctx: ExecutorContext,
+  runId: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  const mode = (await getRun(ctx.db, runId))?.mode ?? "apply";
+  const resume = `controls-migrate ${mode} --resume ${runId}`;
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof DatabaseLostError) {
+      throw err.withHint(
+        `Nothing more was sent to the platform. Once the database is back the run shows as interrupted; resume with: ${resume}`,
+      );
+    }
+    if (err instanceof WriterLockTakenError) {
+      throw err.withHint(`When the other run has finished, resume this one with: ${resume}`);
+    }
+    throw err;
+  }
 }
