@@ -101,9 +101,10 @@ export class Reconnector {
   async run<T>(work: () => Promise<T>, options: { gated?: boolean } = {}): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       if (options.gated !== false) await this.#gate?.();
+      const started = Date.now();
       try {
         const result = await work();
-        this.#recovered();
+        this.#recovered(started);
         return result;
       } catch (err) {
         if (!isConnectionLoss(err)) throw err;
@@ -136,8 +137,9 @@ export class Reconnector {
     return this.#down;
   }
 
-  #recovered(): void {
-    if (!this.#down) return;
+  /** Only work begun after the loss proves the connection is back (older work may have raced it). */
+  #recovered(started: number): void {
+    if (!this.#down || started < this.#down.since) return;
     const s = Math.round((Date.now() - this.#down.since) / 100) / 10;
     this.#down = undefined;
     this.#o.logger.info(`Database connection back after ${s} s; continuing.`);

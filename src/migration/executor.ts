@@ -271,6 +271,7 @@ async function runPending(ctx: ExecutorContext, total: number): Promise<Executio
   let started = 0;
   let after = 0;
   const cap = ctx.limit ?? Number.POSITIVE_INFINITY;
+  let stopping = false;
   ctx.progress.start("apply", Math.min(total, cap));
   try {
     outer: for (;;) {
@@ -281,7 +282,7 @@ async function runPending(ctx: ExecutorContext, total: number): Promise<Executio
         if (ctx.signal?.aborted || started >= cap) break outer;
         started += 1;
         const p = limit(async () => {
-          if (ctx.signal?.aborted) return;
+          if (ctx.signal?.aborted || stopping) return;
           await (a.action === "create" ? runCreate(ctx, a) : runDelete(ctx, a));
           ctx.progress.tick();
         });
@@ -295,8 +296,9 @@ async function runPending(ctx: ExecutorContext, total: number): Promise<Executio
     await Promise.all(running);
   } catch (err) {
     // Stopping (lost database, lost lock, a refusal): queued actions start nothing, and the ones
-    // already running finish journaling before the error goes up.
-    limit.clearQueue();
+    // already running finish journaling before the error goes up. (p-limit's clearQueue would
+    // leave the queued promises unsettled forever.)
+    stopping = true;
     await Promise.allSettled(running);
     throw err;
   } finally {
