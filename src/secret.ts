@@ -62,6 +62,26 @@ export function redactUrl(url: string): string {
 }
 
 /**
+ * The credentials a PostgreSQL URL carries (the userinfo password and the values of the `password`,
+ * `sslpassword` and `sslkey` query parameters), to be scrubbed from every log line.
+ *
+ * @example
+ *   connectionSecrets("postgres://app@db/app?password=s3cret") // ["s3cret"]
+ */
+export function connectionSecrets(url: string): string[] {
+  try {
+    const parsed = new URL(url);
+    const out = parsed.password ? [decodeURIComponent(parsed.password), parsed.password] : [];
+    for (const [key, value] of parsed.searchParams) {
+      if (SECRET_URL_PARAMS.includes(key.toLowerCase()) && value) out.push(value);
+    }
+    return [...new Set(out)];
+  } catch {
+    return [];
+  }
+}
+
+/**
  * Where a PostgreSQL URL points, and nothing else: what the runs table records instead of the URL.
  *
  * @example

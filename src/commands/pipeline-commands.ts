@@ -18,7 +18,7 @@ import { runPipeline } from "../migration/pipeline.ts";
 import { createProgress } from "../migration/progress.ts";
 import { createPlatformClient, READ_SCOPES, WRITE_SCOPES } from "../platform/index.ts";
 import { renderSummaryTable } from "../reports/summary.ts";
-import { redactUrl } from "../secret.ts";
+import { postgresTarget } from "../secret.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
 
 /** Asks on the terminal; refuses (exit 1) off a terminal without --yes. */
@@ -74,7 +74,7 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
         progress: createProgress({ enabled: global.progress, logger }),
         confirm: async (counts) => pipeline.yes || confirmOnTty(mode, counts),
         recordedOptions: {
-          database: global.databaseUrl ? redactUrl(global.databaseUrl) : `pglite:${global.dataDir}`,
+          database: global.databaseUrl ? postgresTarget(global.databaseUrl) : `pglite:${global.dataDir}`,
           api_url: platform.apiUrl,
           client_id: platform.clientId,
           rate: platform.rate,

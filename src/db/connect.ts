@@ -7,7 +7,7 @@ import pg from "pg";
 import type { GlobalConfig } from "../config.ts";
 import { UserError } from "../errors.ts";
 import { type Logger, silentLogger } from "../log.ts";
-import { postgresTarget, redactUrl } from "../secret.ts";
+import { connectionSecrets, postgresTarget, redactUrl } from "../secret.ts";
 import { markAbandonedRunsInterrupted } from "./abandoned-runs.ts";
 import { acquireDataDirLock, type DataDirLock } from "./data-dir-lock.ts";
 import { Reconnector } from "./reconnect.ts";
@@ -94,6 +94,8 @@ export function createPgPool(connectionString: string, max = POOL_SIZE): pg.Pool
 function ignoreClientError(): void {}
 
 async function openPostgres(url: string, retryS: number, logger: Logger): Promise<DatabaseHandle> {
+  // Whatever the driver or the server might echo, the credentials never reach a log line.
+  for (const secret of connectionSecrets(url)) logger.addSecret(secret);
   const pool = createPgPool(url);
   try {
     const client = await pool.connect();

@@ -8,7 +8,7 @@ import { PlatformError } from "./platform-error.ts";
 import { RateBudget } from "./rate-budget.ts";
 import { Redactor } from "./redactor.ts";
 import { RunawayGuard } from "./runaway-guard.ts";
-import { TokenManager } from "./token-manager.ts";
+import { basicCredentials, TokenManager } from "./token-manager.ts";
 import {
   CREATABLE_CONTROL_TYPES,
   type Identity,
@@ -101,6 +101,9 @@ export function createPlatformClient(
   };
   const redactor = new Redactor(logger);
   redactor.add(config.clientSecret.reveal());
+  // A token endpoint may echo the Authorization header in an error body.
+  for (const credential of basicCredentials(config.clientId, config.clientSecret.reveal()))
+    redactor.add(credential);
   const metrics = new MetricsRecorder();
   const budget = new RateBudget({ rate: config.rate, penaltyS: config.penaltyS, logger });
   const tokens = new TokenManager({

@@ -268,6 +268,17 @@ function basic(id: string, secret: string): string {
   return Buffer.from(`${enc(id)}:${enc(secret)}`).toString("base64");
 }
 
+/**
+ * The HTTP Basic credentials of a client, as sent and as a server might spell them back (the
+ * base64 of `id:secret`, form-encoded or not): secrets as much as the secret itself.
+ *
+ * @example
+ *   basicCredentials("cm", "s3cret") // ["Y206czNjcmV0"]
+ */
+export function basicCredentials(id: string, secret: string): string[] {
+  return [...new Set([basic(id, secret), Buffer.from(`${id}:${secret}`).toString("base64")])];
+}
+
 function cancelledError(endpoint: string, why?: unknown): PlatformError {
   // A halted client says why it stopped (the platform's refusal), not merely that it did.
   if (why instanceof PlatformError) return why.with({ kind: "cancelled" });
