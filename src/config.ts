@@ -451,6 +451,10 @@ export const pipelineOptions = {
     type: "boolean",
     describe: "Also list in_sync rows in diff.csv.",
   }),
+  force: spec({
+    type: "boolean",
+    describe: "Write the report into a folder that holds another run's report (replacing it).",
+  }),
 } as const satisfies Record<string, OptionSpec>;
 
 export const writerOptions = {
@@ -481,6 +485,7 @@ export interface PipelineConfig {
   readonly state: "auto" | "bulk" | "per-identity";
   readonly out: string | undefined;
   readonly all: boolean;
+  readonly force: boolean;
   readonly yes: boolean;
   readonly resume: string | undefined;
   readonly plan: string | undefined;
@@ -515,6 +520,7 @@ export function loadPipelineConfig(argv: Argv, env: Env = process.env): Pipeline
     state: state as PipelineConfig["state"],
     out: pick<string>(argv, "out"),
     all: bool(argv, "all", false),
+    force: bool(argv, "force", false),
     yes: bool(argv, "yes", false),
     resume,
     plan,

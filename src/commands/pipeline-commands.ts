@@ -16,7 +16,9 @@ import type { RunMode } from "../db/schema.ts";
 import { UserError } from "../errors.ts";
 import { runPipeline } from "../migration/pipeline.ts";
 import { createProgress } from "../migration/progress.ts";
+import { reportDir } from "../migration/report.ts";
 import { createPlatformClient, READ_SCOPES, WRITE_SCOPES } from "../platform/index.ts";
+import { claimReportDir } from "../reports/report-files.ts";
 import { renderSummaryTable } from "../reports/summary.ts";
 import { postgresTarget } from "../secret.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
@@ -56,6 +58,9 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
     );
   }
   logger.addSecret(platform.clientSecret.reveal());
+  // Refused before any work, not after an apply's last create.
+  if (pipeline.out)
+    await claimReportDir(reportDir("", pipeline.out), pipeline.resume, pipeline.force);
   const handle = await openDatabase(global, logger);
   const client = createPlatformClient(platform, {
     scopes: writer ? WRITE_SCOPES : READ_SCOPES,
@@ -74,7 +79,9 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
         progress: createProgress({ enabled: global.progress, logger }),
         confirm: async (counts) => pipeline.yes || confirmOnTty(mode, counts),
         recordedOptions: {
-          database: global.databaseUrl ? postgresTarget(global.databaseUrl) : `pglite:${global.dataDir}`,
+          database: global.databaseUrl
+            ? postgresTarget(global.databaseUrl)
+            : `pglite:${global.dataDir}`,
           api_url: platform.apiUrl,
           client_id: platform.clientId,
           rate: platform.rate,
@@ -93,6 +100,7 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
         planRunId: pipeline.plan,
         resumeRunId: pipeline.resume,
         out: pipeline.out,
+        force: pipeline.force,
       },
     );
     process.stderr.write(`${renderSummaryTable(summary)}\n`);

@@ -65,6 +65,8 @@ export interface PipelineOptions {
   /** apply/reconcile: continue this unfinished run. */
   readonly resumeRunId?: string;
   readonly out?: string;
+  /** Write the report into a folder holding another run's report. */
+  readonly force?: boolean;
 }
 
 export interface PipelineDeps {
@@ -430,6 +432,7 @@ async function finish(
     },
     reportDir(runId, options.out),
     options.all,
+    options.force,
   );
   const counts = {
     ...findings,

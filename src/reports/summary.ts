@@ -1,4 +1,5 @@
-import { writeFile } from "node:fs/promises";
+import { escapeInvisible } from "../visible-text.ts";
+import { writeFileAtomic } from "./report-files.ts";
 
 export interface EndpointFigures {
   readonly count: number;
@@ -110,8 +111,12 @@ export async function writeSummaries(
   mdPath: string,
   s: RunSummary,
 ): Promise<void> {
-  await writeFile(jsonPath, `${JSON.stringify(s, null, 2)}\n`);
-  await writeFile(mdPath, renderSummaryMarkdown(s));
+  // JSON already escapes C0 controls; DEL, C1 and bidi controls can only sit inside its strings.
+  await writeFileAtomic(
+    jsonPath,
+    escapeInvisible(`${JSON.stringify(s, null, 2)}\n`, { keepNewlines: true }),
+  );
+  await writeFileAtomic(mdPath, escapeInvisible(renderSummaryMarkdown(s), { keepNewlines: true }));
 }
 
 /** A compact table for the terminal (stderr). */
@@ -126,5 +131,5 @@ export function renderSummaryTable(s: RunSummary): string {
   for (const [k, v] of Object.entries(s.outcomes))
     lines.push(`  action ${k.padEnd(width - 7)}  ${String(v).padStart(8)}`);
   lines.push(`  report: ${s.reports.dir}`);
-  return lines.join("\n");
+  return escapeInvisible(lines.join("\n"), { keepNewlines: true });
 }

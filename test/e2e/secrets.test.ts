@@ -188,12 +188,10 @@ for (const backend of backends) {
     it("a token endpoint that echoes the Authorization header gets it back redacted", async () => {
       const p = await startHostilePlatform({
         token: (req, reply) =>
-          reply
-            .code(400)
-            .send({
-              error: "invalid_request",
-              error_description: `bad header: ${req.headers.authorization}`,
-            }),
+          reply.code(400).send({
+            error: "invalid_request",
+            error_description: `bad header: ${req.headers.authorization}`,
+          }),
       });
       try {
         const echo = Buffer.from(`${p.clientId}:${p.clientSecret}`).toString("base64");
