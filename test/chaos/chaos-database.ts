@@ -11,7 +11,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type GlobalConfig, loadSourceConfig } from "../../src/config.ts";
+import type { GlobalConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/connect.ts";
 import { migrateToLatest } from "../../src/db/migrate.ts";
 import { silentLogger } from "../../src/log.ts";
