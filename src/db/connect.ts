@@ -5,7 +5,7 @@ import { Kysely } from "kysely";
 import { PGliteDialect } from "kysely-pglite-dialect";
 import pg from "pg";
 import type { GlobalConfig } from "../config.ts";
-import { UserError } from "../errors.ts";
+import { ExitCode, UserError } from "../errors.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import { connectionSecrets, postgresTarget, redactUrl } from "../secret.ts";
 import { markAbandonedRunsInterrupted } from "./abandoned-runs.ts";
@@ -125,7 +125,13 @@ async function openPglite(dataDir: string, logger: Logger): Promise<DatabaseHand
       `Cannot create the embedded database folder ${dir} (set with --data-dir or env CONTROLS_DATA_DIR): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
     );
   }
-  const lock = acquireDataDirLock(dir);
+  const lock = acquireDataDirLock(dir, {
+    // Another process judged this one gone and took the folder over: writing on would corrupt it.
+    onCompromised: (err) => {
+      logger.error(err.message);
+      process.exit(ExitCode.failed);
+    },
+  });
   let pglite: PGlite;
   try {
     pglite = new PGlite(dir);
