@@ -4,13 +4,12 @@ import { backoffDelayMs, sleep } from "../backoff.ts";
 import type { PlatformConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { MetricsRecorder } from "./client-metrics.ts";
+import { buildUrl, exchange, readJson } from "./http-exchange.ts";
 import { LinkedSignal } from "./linked-signal.ts";
 import { waitTooLong } from "./max-wait.ts";
 import {
   type Classification,
   classify,
-  describeFetchFailure,
-  type FetchFailure,
   type HttpMethod,
   kindForStatus,
   PlatformError,
@@ -54,10 +53,6 @@ export interface HttpClientDeps {
   /** Stops the whole client (aborts `signal` with this error): the run cannot go on. */
   readonly halt: (error: PlatformError) => void;
 }
-
-type Outcome =
-  | { readonly status: number; readonly text: string; readonly retryAfter: string | null }
-  | { readonly failure: FetchFailure };
 
 const PENALISED = Symbol("penalised");
 const CANCELLED = Symbol("cancelled");
@@ -297,68 +292,12 @@ export class HttpClient {
   }
 }
 
-async function exchange(
-  url: string,
-  method: HttpMethod,
-  token: string,
-  body: string | undefined,
-  timeoutMs: number,
-  signal: AbortSignal,
-  latency: { record(ms: number): void },
-): Promise<Outcome> {
-  const link = new LinkedSignal([signal], timeoutMs);
-  const started = performance.now();
-  try {
-    const res = await fetch(url, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        accept: "application/json, application/problem+json",
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      body,
-      // Never follow: a redirect would carry the bearer token to wherever it points.
-      redirect: "manual",
-      signal: link.signal,
-    });
-    const text = await res.text();
-    latency.record(performance.now() - started);
-    return { status: res.status, text, retryAfter: res.headers.get("retry-after") };
-  } catch (err) {
-    return {
-      failure: describeFetchFailure(err, { timedOut: link.timedOut, cancelled: link.cancelled }),
-    };
-  } finally {
-    link.dispose();
-  }
-}
-
 /**
  * After an ambiguous attempt, whatever ends the call leaves the outcome unknown. Only the caller
  * can read a later 404/409 as "done" (deletes do), so the flag travels with the error.
  */
 function stillAmbiguous(error: PlatformError, attempts: number): PlatformError {
   return error.with({ attempts, afterAmbiguousAttempt: true, classification: "ambiguous" });
-}
-
-function readJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  if (text.trim() === "") return { ok: true, value: {} };
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return { ok: false };
-  }
-}
-
-function buildUrl(apiUrl: string, spec: RequestSpec): string {
-  let url = apiUrl + spec.path;
-  if (spec.query) {
-    const q = new URLSearchParams();
-    for (const [k, v] of Object.entries(spec.query)) if (v !== undefined) q.set(k, v);
-    const s = q.toString();
-    if (s) url += `?${s}`;
-  }
-  return url;
 }
 
 function scopeFor(spec: RequestSpec): string {
