@@ -13,7 +13,8 @@ import {
 import { openDatabase } from "../db/connect.ts";
 import type { RunMode } from "../db/schema.ts";
 import { UserError } from "../errors.ts";
-import { checkReportDir } from "../migration/report.ts";
+import { checkReportDir, reportDir } from "../migration/report.ts";
+import { claimReportDir } from "../reports/report-files.ts";
 import { renderSummaryTable } from "../reports/summary.ts";
 import { askOnTerminal, confirmationQuestion } from "./confirm-prompt.ts";
 import { runWiredPipeline } from "./pipeline-wiring.ts";
@@ -34,6 +35,9 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
     );
   }
   await checkReportDir(pipeline.out);
+  // Another run's report there is refused before any work, not after an apply's last create.
+  if (pipeline.out)
+    await claimReportDir(reportDir("", pipeline.out), pipeline.resume, pipeline.force);
   const handle = await openDatabase(global, logger);
   try {
     const result = await runWiredPipeline({

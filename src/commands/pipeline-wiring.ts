@@ -5,7 +5,7 @@ import type { Logger } from "../log.ts";
 import { type PendingWrites, type PipelineResult, runPipeline } from "../migration/pipeline.ts";
 import { createProgress } from "../migration/progress.ts";
 import { createPlatformClient, READ_SCOPES, WRITE_SCOPES } from "../platform/index.ts";
-import { redactUrl } from "../secret.ts";
+import { postgresTarget } from "../secret.ts";
 
 /** One plan, apply or reconcile, with what the CLI (or the demo) has opened and decided. */
 export interface PipelineRequest {
@@ -49,7 +49,7 @@ export async function runWiredPipeline(r: PipelineRequest): Promise<PipelineResu
         }),
         confirm: r.confirm,
         databaseLabel: r.global.databaseUrl
-          ? redactUrl(r.global.databaseUrl)
+          ? postgresTarget(r.global.databaseUrl)
           : `pglite:${r.global.dataDir}`,
         onRunStarted: r.onRunStarted,
       },

@@ -33,6 +33,14 @@ export const runOptions = {
     group: "run",
     help: "Also list in_sync rows in diff.csv.",
   }),
+  force: option({
+    flag: "force",
+    default: false,
+    schema: booleanSchema,
+    kind: "boolean",
+    group: "run",
+    help: "Write the report into a folder that holds another run's report, replacing it.",
+  }),
 } as const;
 
 /** `report RUN_ID`: the same report options as the run that wrote it. */

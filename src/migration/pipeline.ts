@@ -230,6 +230,7 @@ async function finish(
     }),
     reportDir(run.id, options.run.out),
     options.run.all,
+    options.run.force,
   );
   const counts = { ...figures.findings, ...figures.outcomes };
   await finishRun(db, run.id, { status, exitCode, counts, summary });

@@ -6,6 +6,7 @@ import { type DiffRecord, diffPage } from "../db/finding-queries.ts";
 import type { Database } from "../db/schema.ts";
 import { UserError } from "../errors.ts";
 import { type DiffRow, writeDiffCsv } from "../reports/csv.ts";
+import { claimReportDir } from "../reports/report-files.ts";
 import { type RunSummary, writeSummaries } from "../reports/summary.ts";
 
 /**
@@ -118,16 +119,18 @@ export async function checkReportDir(out: string | undefined): Promise<void> {
 }
 
 /**
- * Writes `diff.csv` (streamed from the database) and `summary.json`/`summary.md` into `dir`.
- * Regenerating a run's folder later gives the same files.
+ * Writes `diff.csv` (streamed from the database) and `summary.json`/`summary.md` into `dir`, each
+ * through a temporary file and a rename. Regenerating a run's folder later gives the same files; a
+ * folder holding another run's report is refused unless `force`.
  */
 export async function writeRunReport(
   db: Kysely<Database>,
   summary: Omit<RunSummary, "reports">,
   dir: string,
   all: boolean,
+  force = false,
 ): Promise<RunSummary> {
-  await mkdir(dir, { recursive: true });
+  await claimReportDir(dir, summary.run_id, force);
   const csv = join(dir, "diff.csv");
   const rows = await writeDiffCsv(csv, diffRows(db, summary.run_id, all));
   const full: RunSummary = { ...summary, reports: { dir, diff_csv: csv, rows } };

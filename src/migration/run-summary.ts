@@ -118,6 +118,7 @@ export function requestFigures(m: ClientMetrics): Record<string, EndpointFigures
       retries: v.retries,
       rate_limited: v.rateLimited,
       ambiguous: v.ambiguous,
+      anomalies: v.anomalies,
       p50_ms: v.latencyMs.p50,
       p95_ms: v.latencyMs.p95,
     };
@@ -127,6 +128,7 @@ export function requestFigures(m: ClientMetrics): Record<string, EndpointFigures
     retries: 0,
     rate_limited: 0,
     ambiguous: 0,
+    anomalies: 0,
     p50_ms: null,
     p95_ms: null,
   };

@@ -61,6 +61,8 @@ export interface EndpointMetrics {
   readonly authReplays: number;
   readonly rateLimited: number;
   readonly ambiguous: number;
+  /** Items the platform served twice within one page (dropped, logged as platform anomalies). */
+  readonly anomalies: number;
   /** Failed exchanges by kind (each attempt counts, including ones later retried). */
   readonly errors: Partial<Record<PlatformErrorKind, number>>;
   readonly latencyMs: { count: number; p50: number | null; p95: number | null; max: number | null };
@@ -80,6 +82,7 @@ interface MutableEndpoint {
   authReplays: number;
   rateLimited: number;
   ambiguous: number;
+  anomalies: number;
   errors: Partial<Record<PlatformErrorKind, number>>;
   latency: LatencyHistogram;
 }
@@ -98,6 +101,7 @@ export class MetricsRecorder {
         authReplays: 0,
         rateLimited: 0,
         ambiguous: 0,
+        anomalies: 0,
         errors: {},
         latency: new LatencyHistogram(),
       };
@@ -120,6 +124,7 @@ export class MetricsRecorder {
         authReplays: m.authReplays,
         rateLimited: m.rateLimited,
         ambiguous: m.ambiguous,
+        anomalies: m.anomalies,
         errors: { ...m.errors },
         latencyMs: {
           count: m.latency.count,

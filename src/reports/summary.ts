@@ -1,10 +1,13 @@
-import { writeFile } from "node:fs/promises";
+import { escapeInvisible } from "../visible-text.ts";
+import { writeFileAtomic } from "./report-files.ts";
 
 export interface EndpointFigures {
   readonly count: number;
   readonly retries: number;
   readonly rate_limited: number;
   readonly ambiguous: number;
+  /** Items the platform served twice within one page (kept once; platform anomalies). */
+  readonly anomalies: number;
   readonly p50_ms: number | null;
   readonly p95_ms: number | null;
 }
@@ -93,13 +96,14 @@ export function renderSummaryMarkdown(s: RunSummary): string {
     Object.keys(s.requests).length === 0
       ? "No platform requests."
       : table(
-          ["endpoint", "count", "retries", "429s", "ambiguous", "p50 ms", "p95 ms"],
+          ["endpoint", "count", "retries", "429s", "ambiguous", "anomalies", "p50 ms", "p95 ms"],
           Object.entries(s.requests).map(([k, v]) => [
             `\`${k}\``,
             v.count,
             v.retries,
             v.rate_limited,
             v.ambiguous,
+            v.anomalies,
             v.p50_ms ?? "",
             v.p95_ms ?? "",
           ]),
@@ -129,8 +133,12 @@ export async function writeSummaries(
   mdPath: string,
   s: RunSummary,
 ): Promise<void> {
-  await writeFile(jsonPath, `${JSON.stringify(s, null, 2)}\n`);
-  await writeFile(mdPath, renderSummaryMarkdown(s));
+  // JSON already escapes C0 controls; DEL, C1 and bidi controls can only sit inside its strings.
+  await writeFileAtomic(
+    jsonPath,
+    escapeInvisible(`${JSON.stringify(s, null, 2)}\n`, { keepNewlines: true }),
+  );
+  await writeFileAtomic(mdPath, escapeInvisible(renderSummaryMarkdown(s), { keepNewlines: true }));
 }
 
 /**
@@ -163,5 +171,5 @@ export function renderSummaryTable(s: RunSummary): string {
   }
   if (rows.length === 0) lines.push("  no findings");
   lines.push(`  report: ${s.reports.dir}`);
-  return lines.join("\n");
+  return escapeInvisible(lines.join("\n"), { keepNewlines: true });
 }
