@@ -417,11 +417,11 @@ export const REASON_CODE_CHOICES = REASON_CODES;
 export const pipelineOptions = {
   state: spec({
     type: "string",
-    choices: ["auto", "bulk", "per-identity"],
+    choices: ["auto", "bulk", "filtered", "per-identity"],
     env: "CONTROLS_STATE",
     defaultDescription: "auto",
     describe:
-      "How to read the platform's controls: bulk (list every identity, 1000 a page), per-identity (one listing per candidate), or auto (the cheaper, from the counts known).",
+      "How to read the platform's controls: bulk (list every identity, 1000 a page; proves existence), filtered (list only identities holding a SELL_ONLY; existence is checked at apply time), per-identity (one read per flagged identity; not with --prune), or auto (the cheapest per rate budget; says why).",
   }),
   out: spec({
     type: "string",
@@ -458,7 +458,7 @@ export const writerOptions = {
 } as const satisfies Record<string, OptionSpec>;
 
 export interface PipelineConfig {
-  readonly state: "auto" | "bulk" | "per-identity";
+  readonly state: "auto" | "bulk" | "filtered" | "per-identity";
   readonly out: string | undefined;
   readonly all: boolean;
   readonly yes: boolean;
@@ -472,8 +472,10 @@ export interface PipelineConfig {
 
 export function loadPipelineConfig(argv: Argv, env: Env = process.env): PipelineConfig {
   const state = str(argv, env, "state", "CONTROLS_STATE") ?? "auto";
-  if (!["auto", "bulk", "per-identity"].includes(state)) {
-    throw new UserError(`env CONTROLS_STATE must be auto, bulk or per-identity, got "${state}".`);
+  if (!["auto", "bulk", "filtered", "per-identity"].includes(state)) {
+    throw new UserError(
+      `env CONTROLS_STATE must be auto, bulk, filtered or per-identity, got "${state}".`,
+    );
   }
   const reasonCode = str(argv, env, "reason-code", "CONTROLS_REASON_CODE") ?? "OTHER";
   if (!(REASON_CODE_CHOICES as readonly string[]).includes(reasonCode)) {

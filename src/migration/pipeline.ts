@@ -30,7 +30,6 @@ import {
 } from "../db/run-queries.ts";
 import type { RunMode, RunStatus } from "../db/schema.ts";
 import { countCandidates } from "../db/snapshot-queries.ts";
-import { countSource } from "../db/source-reader.ts";
 import { ExitCode, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { ClientMetrics, PlatformClient } from "../platform/index.ts";
@@ -38,19 +37,17 @@ import type { EndpointFigures, RunSummary } from "../reports/summary.ts";
 import { FINDING_KINDS } from "./classify.ts";
 import { type ExecutorContext, executeActions, resolveInDoubt } from "./executor.ts";
 import { computeFindings } from "./findings.ts";
-import { createProgress, type Progress } from "./progress.ts";
+import type { Progress } from "./progress.ts";
 import { reportDir, writeRunReport } from "./report.ts";
-import {
-  chooseStrategy,
-  listPlatform,
-  perIdentitySnapshot,
-  type SnapshotContext,
-  type StateStrategy,
-  settleBulkSnapshot,
-} from "./snapshot.ts";
-import { loadSource, type SourceCounts } from "./source-stage.ts";
+import { type ListingSettings, perIdentitySnapshot, type SnapshotContext } from "./snapshot.ts";
+import type { SourceCounts } from "./source-stage.ts";
+import { readPlatformState } from "./state-stage.ts";
+import type { StateStrategy } from "./state-strategy.ts";
 
 export const TOOL_VERSION = "0.1.0";
+
+/** Most cursors of one listing at once: one, until listings are partitioned (issue 18). */
+const LISTING_PARALLELISM = 1;
 
 export interface PipelineOptions {
   readonly mode: RunMode;
@@ -181,6 +178,7 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
   let runId: string;
   let sourceCounts: SourceCounts = { rowsRead: 0, candidates: 0, anomalies: 0 };
   let strategy: string | null = null;
+  let platformState: RunSummary["platform_state"] = null;
 
   if (options.resumeRunId) {
     const run = await getRun(db, options.resumeRunId);
@@ -203,6 +201,7 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
       anomalies: prior.source_anomalies ?? 0,
     };
     strategy = (run.summary as Partial<RunSummary> | null)?.strategy ?? null;
+    platformState = (run.summary as Partial<RunSummary> | null)?.platform_state ?? null;
     await claimRun(db, runId);
     logger.info(`Resuming run ${runId}`);
     const settled = await resolveInDoubt(execCtx(runId));
@@ -224,6 +223,7 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
       runId,
       logger,
       progress: deps.progress,
+      listing: listingSettings(deps.platform),
       signal: deps.signal,
     };
     const stopHeartbeat = startHeartbeat(deps, runId);
@@ -233,28 +233,14 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
         strategy = "per-identity (re-verify the plan)";
         await perIdentitySnapshot(snapCtx);
       } else {
-        // Counting first checks the relation and columns before any request, and sizes `auto`.
-        const known = await countSource(db, deps.source);
-        const choice = chooseStrategy(options.state, {
-          sourceRows: known.total,
-          candidates: known.anyFlag,
+        const read = await readPlatformState(snapCtx, {
+          requested: options.state,
+          writes: options.mode !== "plan",
+          prune: options.mode === "reconcile" && options.prune,
         });
-        logger.info(
-          `Reading platform state with the ${choice.strategy} strategy (${choice.reason})`,
-        );
-        strategy = choice.strategy;
-        if (choice.strategy === "bulk") {
-          // The listing waits on the rate budget; the source pass on the database: overlap them.
-          const quiet = createProgress({ enabled: false, logger });
-          [sourceCounts] = await Promise.all([
-            loadSource(db, deps.source, runId, quiet, deps.signal),
-            listPlatform(snapCtx, known.total),
-          ]);
-          await settleBulkSnapshot(snapCtx);
-        } else {
-          sourceCounts = await loadSource(db, deps.source, runId, deps.progress, deps.signal);
-          await perIdentitySnapshot(snapCtx);
-        }
+        sourceCounts = read.source;
+        strategy = read.state.strategy;
+        platformState = read.state;
       }
       await saveRunCounts(db, runId, {
         source_rows_read: sourceCounts.rowsRead,
@@ -264,6 +250,7 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
       await computeFindings(db, runId, {
         journalCreates: options.mode !== "plan",
         journalDeletes: options.mode === "reconcile" && options.prune,
+        unlistedHoldNoSellOnly: strategy === "filtered",
       });
     } catch (err) {
       await failRun(deps, runId, deps.signal?.aborted ? "interrupted" : "failed");
@@ -295,7 +282,16 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
     }
   }
 
-  return finish(deps, options, runId, started, sourceCounts, strategy);
+  return finish(deps, options, runId, started, sourceCounts, strategy, platformState);
+}
+
+/** Listings read with the run's budget; at most --concurrency cursors, as requests are bounded so. */
+function listingSettings(platform: PlatformConfig): ListingSettings {
+  return {
+    rate: platform.rate,
+    maxParallel: Math.max(1, Math.min(LISTING_PARALLELISM, platform.concurrency)),
+    retryBaseMs: platform.retryBaseMs,
+  };
 }
 
 /** Marks the run alive every 10 s (shown when another writer finds the lock held). */
@@ -352,13 +348,16 @@ async function finish(
   started: number,
   source: SourceCounts,
   strategy: string | null,
+  platformState: RunSummary["platform_state"],
 ): Promise<PipelineResult> {
   const db = deps.handle.db;
   const findings = { ...zeroFindings(), ...(await countFindings(db, runId)) };
   const outcomes = await countActionsByStatus(db, runId);
   const notFinal = await countNotFinal(db, runId);
+  // A create answered 404 found an identity the platform does not know: a report-only finding
+  // (how the filtered strategy learns existence), not an action to retry.
   const failed = Object.entries(outcomes)
-    .filter(([k]) => k.startsWith("failed"))
+    .filter(([k]) => k.startsWith("failed") && k !== "failed:identity_not_found")
     .reduce((n, [, v]) => n + v, 0);
   const interrupted = deps.signal?.aborted === true;
 
@@ -411,6 +410,7 @@ async function finish(
       finished_at: new Date(finishedAt).toISOString(),
       duration_s: Math.round(duration * 10) / 10,
       strategy,
+      platform_state: platformState ?? null,
       source: {
         rows_read: source.rowsRead,
         candidates: source.candidates,

@@ -27,7 +27,8 @@ export interface RequestSpec {
   readonly template: string;
   /** Concrete path, already encoded. */
   readonly path: string;
-  readonly query?: Record<string, string | undefined>;
+  /** A list value is sent as a repeated parameter (`control_types=A&control_types=B`). */
+  readonly query?: Record<string, string | readonly string[] | undefined>;
   readonly body?: unknown;
   /** Re-send after an ambiguous outcome (deletes: a repeat is harmless and answers 404). */
   readonly retryAmbiguous?: boolean;
@@ -326,7 +327,10 @@ function buildUrl(apiUrl: string, spec: RequestSpec): string {
   let url = apiUrl + spec.path;
   if (spec.query) {
     const q = new URLSearchParams();
-    for (const [k, v] of Object.entries(spec.query)) if (v !== undefined) q.set(k, v);
+    for (const [k, v] of Object.entries(spec.query)) {
+      if (typeof v === "string") q.set(k, v);
+      else if (v !== undefined) for (const item of v) q.append(k, item);
+    }
     const s = q.toString();
     if (s) url += `?${s}`;
   }

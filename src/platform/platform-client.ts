@@ -39,13 +39,29 @@ export interface CreateControlInput {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * Filters of `GET /v2/identity/identities` the tool uses. Times are RFC 3339 strings, sent
+ * verbatim (a bound the platform returned keeps its full precision).
+ */
+export interface ListIdentitiesOptions {
+  readonly limit?: number;
+  /** The platform's default is DESC. */
+  readonly order?: "ASC" | "DESC";
+  /** Only identities holding an active control of one of these types (`control_types`). */
+  readonly controlTypes?: readonly string[];
+  /** `created_at.gte` / `created_at.lt`: one window of a partitioned listing. */
+  readonly createdAtGte?: string;
+  readonly createdAtLt?: string;
+  readonly signal?: AbortSignal;
+}
+
 export interface PlatformClient {
-  /** Every identity, page by page (`next_page_cursor` followed until empty). */
-  listIdentities(opts?: {
-    limit?: number;
-    order?: "ASC" | "DESC";
-    signal?: AbortSignal;
-  }): AsyncGenerator<Identity[]>;
+  /**
+   * Identities matching the filters, page by page (`next_page_cursor` followed until empty;
+   * each page's cursor is sent with the same filters, as the platform requires). Never sends
+   * `set_by`; both of its spellings are read.
+   */
+  listIdentities(opts?: ListIdentitiesOptions): AsyncGenerator<Identity[]>;
   /** One identity; unknown id → PlatformError kind `not_found`. */
   getIdentity(id: string, opts?: { signal?: AbortSignal }): Promise<Identity>;
   /** All of an identity's controls (every page, 1000 per page). */
@@ -117,9 +133,14 @@ export function createPlatformClient(
   const refuse = (endpoint: string, kind: "bad_request" | "forbidden", detail: string) =>
     new PlatformError({ kind, classification: "fatal", endpoint, detail });
 
-  async function* listIdentities(opts: Parameters<PlatformClient["listIdentities"]>[0] = {}) {
+  async function* listIdentities(opts: ListIdentitiesOptions = {}) {
     const endpoint = `GET ${PATHS.identities}`;
     const limit = opts.limit ?? PAGE_LIMIT;
+    const filters = {
+      control_types: opts.controlTypes?.length ? opts.controlTypes : undefined,
+      "created_at.gte": opts.createdAtGte,
+      "created_at.lt": opts.createdAtLt,
+    };
     const seen = new Set<string>();
     let cursor = "";
     do {
@@ -127,7 +148,12 @@ export function createPlatformClient(
         method: "GET",
         template: PATHS.identities,
         path: PATHS.identities,
-        query: { limit: String(limit), order: opts.order, page_cursor: cursor || undefined },
+        query: {
+          ...filters,
+          limit: String(limit),
+          order: opts.order,
+          page_cursor: cursor || undefined,
+        },
         signal: opts.signal,
       });
       const page = parseIdentitiesPage(reply.body, endpoint);
