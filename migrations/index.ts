@@ -1,11 +1,13 @@
 /**
  * Every migration the code knows, in order. A static record rather than a folder scan, so it works
  * the same under tsx and in the compiled `dist/`. Forward-only: never edit or remove an entry once
- * released; add `0002_...` instead.
+ * released; add the next number instead.
  */
 import type { Migration } from "kysely";
 import * as initial from "./0001-initial.ts";
+import * as runLifecycle from "./0002-run-lifecycle.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0001_initial": initial,
+  "0002_run_lifecycle": runLifecycle,
 });

@@ -1,25 +1,27 @@
 import type { Argv, CommandModule } from "yargs";
 import {
   type Argv as ConfigArgv,
+  loadSeedConfig,
   loadSourceConfig,
+  seedOptions,
   sourceOptions,
-  yargsOptions,
+  withOptions,
 } from "../config.ts";
 import { openDatabase } from "../db/connect.ts";
 import { migrateToLatest } from "../db/migrate.ts";
+import { TOOL_SCHEMA } from "../db/schema.ts";
 import { type SeedResult, seedSource } from "../db/seed.ts";
-import { ExitCode, UserError } from "../errors.ts";
+import { ExitCode } from "../errors.ts";
 import { runCommand } from "./run-command.ts";
 
 const PROGRESS_EVERY_MS = 3000;
 
-const seedSourceOptions = (({ "batch-size": _b, "non-uuid-ids": _n, ...rest }) => rest)(
-  yargsOptions(sourceOptions),
-);
+/** Seeding writes the relation: the reader's page size and id policy do not apply. */
+const seedSourceOptions = (({ batchSize: _b, nonUuidIds: _n, ...rest }) => rest)(sourceOptions);
 
 const migrateCommand: CommandModule = {
   command: "migrate",
-  describe: "Create or update the tool's own tables (schema controls_migration). Idempotent.",
+  describe: `Create or update the tool's own tables (schema ${TOOL_SCHEMA}). Idempotent.`,
   builder: (y: Argv) =>
     y
       .example("$0 db migrate", "Migrate the embedded database in .data/pglite")
@@ -55,34 +57,7 @@ const seedCommand: CommandModule = {
   describe:
     "Fill the source relation with deterministic synthetic identities (for trials and tests). Creates it if missing.",
   builder: (y: Argv) =>
-    y
-      .options({
-        identities: {
-          type: "number",
-          demandOption: true,
-          describe: "How many identities to write.",
-        },
-        seed: {
-          type: "number",
-          default: 1,
-          describe:
-            "Generator seed; the same N and seed give the same rows (and the sandbox's identities).",
-        },
-        "with-anomalies": {
-          type: "boolean",
-          default: false,
-          describe:
-            "Also add a few rows of every bad kind (NULL id, duplicate id, NULL flag, non-UUID id, ...).",
-        },
-        truncate: {
-          type: "boolean",
-          default: false,
-          describe: "Delete the relation's existing rows first (refused otherwise).",
-        },
-        ...seedSourceOptions,
-      })
-      .group(["identities", "seed", "with-anomalies", "truncate"], "Seed options:")
-      .group(Object.keys(seedSourceOptions), "Source options:")
+    withOptions(withOptions(y, seedOptions, "Seed options:"), seedSourceOptions, "Source options:")
       .example(
         "$0 db seed --identities 100000 --seed 7",
         "100,000 identities into table identities (embedded DB)",
@@ -98,23 +73,15 @@ const seedCommand: CommandModule = {
   handler: (argv) =>
     runCommand(argv as ConfigArgv, async ({ argv, global, logger, signal }) => {
       const source = loadSourceConfig(argv);
-      const identities = Number(argv.identities);
-      const seed = Number(argv.seed ?? 1);
-      if (!Number.isInteger(identities) || identities < 0 || identities > 100_000_000) {
-        throw new UserError(
-          `--identities must be a whole number from 0 to 100000000, got ${String(argv.identities)}.`,
-        );
-      }
-      if (!Number.isInteger(seed))
-        throw new UserError(`--seed must be a whole number, got ${String(argv.seed)}.`);
+      const { identities, seed, withAnomalies, truncate } = loadSeedConfig(argv);
       const handle = await openDatabase(global, logger);
       try {
         let lastReport = Date.now();
         const result = await seedSource(handle.db, source, {
           identities,
           seed,
-          withAnomalies: argv["with-anomalies"] === true,
-          truncate: argv.truncate === true,
+          withAnomalies,
+          truncate,
           signal,
           onProgress: (written) => {
             if (!global.progress || Date.now() - lastReport < PROGRESS_EVERY_MS) return;

@@ -3,9 +3,13 @@ import { join, resolve } from "node:path";
 import type { Argv, CommandModule } from "yargs";
 import {
   type Argv as ConfigArgv,
+  demoOptions,
+  loadDemoConfig,
   loadGlobalConfig,
+  loadPipelineConfig,
   loadPlatformConfig,
   loadSourceConfig,
+  withOptions,
 } from "../config.ts";
 import { openDatabase } from "../db/connect.ts";
 import { ensureSchema } from "../db/migrate.ts";
@@ -28,17 +32,12 @@ export const demoCommand: CommandModule = {
   describe:
     "Rehearse a whole migration on an embedded database and an in-process sandbox (no network).",
   builder: (y: Argv) =>
-    y
-      .options({
-        identities: { type: "number", default: 10_000, describe: "Synthetic identities to seed." },
-        seed: { type: "number", default: 7, describe: "Seed of the synthetic data." },
-      })
+    withOptions(y, demoOptions, "Demo:")
       .example("$0 demo", "10,000 identities, half-finished transition with drift and bad rows")
       .example("$0 demo --identities 50000 --no-progress", "Bigger, with line logs"),
   handler: (argv) =>
     runCommand(argv as ConfigArgv, async ({ logger, signal, argv: a }) => {
-      const identities = Number(a.identities);
-      const seed = Number(a.seed);
+      const { identities, seed } = loadDemoConfig(a);
       mkdirSync(".data", { recursive: true });
       const dataDir = mkdtempSync(join(".data", "demo-"));
       const global = loadGlobalConfig({ ...a, "data-dir": dataDir, "database-url": undefined }, {});
@@ -70,6 +69,7 @@ export const demoCommand: CommandModule = {
           { OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret },
         );
         logger.addSecret(platform.clientSecret.reveal());
+        const run = loadPipelineConfig({ reason: "controls-migrate demo" }, {});
         const summaries = [];
         for (const mode of ["plan", "apply", "reconcile"] as const) {
           if (signal.aborted) break;
@@ -83,21 +83,12 @@ export const demoCommand: CommandModule = {
               {
                 handle,
                 client,
-                source,
-                platform,
                 logger,
                 signal,
                 progress: createProgress({ enabled: global.progress, logger }),
                 confirm: async () => true,
               },
-              {
-                mode,
-                state: "auto",
-                all: false,
-                prune: false,
-                reasonCode: "OTHER",
-                reason: "controls-migrate demo",
-              },
+              { mode, run, source, platform },
             );
             summaries.push(summary);
             process.stderr.write(`\n${renderSummaryTable(summary)}\n\n`);

@@ -1,15 +1,17 @@
 import { createInterface } from "node:readline/promises";
 import type { Argv, CommandModule } from "yargs";
 import {
+  applyOptions,
   type Argv as ConfigArgv,
   loadPipelineConfig,
   loadPlatformConfig,
   loadSourceConfig,
-  pipelineOptions,
   platformOptions,
+  reconcileOptions,
+  runOptions,
   sourceOptions,
-  writerOptions,
-  yargsOptions,
+  withOptions,
+  writeOptions,
 } from "../config.ts";
 import { openDatabase } from "../db/connect.ts";
 import type { RunMode } from "../db/schema.ts";
@@ -67,33 +69,15 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
       {
         handle,
         client,
-        source,
-        platform,
         logger,
         signal,
         progress: createProgress({ enabled: global.progress, logger }),
         confirm: async (counts) => pipeline.yes || confirmOnTty(mode, counts),
-        recordedOptions: {
-          database: global.databaseUrl ? redactUrl(global.databaseUrl) : `pglite:${global.dataDir}`,
-          api_url: platform.apiUrl,
-          client_id: platform.clientId,
-          rate: platform.rate,
-          concurrency: platform.concurrency,
-          source: { ...source },
-        },
+        databaseLabel: global.databaseUrl
+          ? redactUrl(global.databaseUrl)
+          : `pglite:${global.dataDir}`,
       },
-      {
-        mode,
-        state: pipeline.state,
-        all: pipeline.all,
-        prune: pipeline.prune,
-        limit: pipeline.limit,
-        reasonCode: pipeline.reasonCode,
-        reason: pipeline.reason,
-        planRunId: pipeline.plan,
-        resumeRunId: pipeline.resume,
-        out: pipeline.out,
-      },
+      { mode, run: pipeline, source, platform },
     );
     process.stderr.write(`${renderSummaryTable(summary)}\n`);
     if (global.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
@@ -105,13 +89,11 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
 }
 
 const connection = (y: Argv) =>
-  y
-    .options(yargsOptions(platformOptions))
-    .group(Object.keys(platformOptions), "Platform:")
-    .options(yargsOptions(sourceOptions))
-    .group(Object.keys(sourceOptions), "Source relation:")
-    .options(yargsOptions(pipelineOptions))
-    .group(Object.keys(pipelineOptions), "Run:");
+  withOptions(
+    withOptions(withOptions(y, platformOptions, "Platform:"), sourceOptions, "Source relation:"),
+    runOptions,
+    "Run:",
+  );
 
 export const planCommand: CommandModule = {
   command: "plan",
@@ -138,17 +120,8 @@ export const applyCommand: CommandModule = {
   describe:
     "Create the missing client-side SELL_ONLY controls (journaled, resumable, rate-budgeted).",
   builder: (y: Argv) =>
-    connection(y)
-      .options(yargsOptions(writerOptions))
-      .options({
-        plan: {
-          type: "string",
-          describe:
-            "Execute the creates of this earlier plan run, re-verifying each identity first.",
-        },
-        limit: { type: "number", describe: "Execute only the first N actions (canary run)." },
-      })
-      .group([...Object.keys(writerOptions), "plan", "limit"], "Apply:")
+    withOptions(withOptions(connection(y), writeOptions, "Apply:"), applyOptions, "Apply:")
+      .conflicts("resume", "plan")
       .example("$0 apply --limit 10 --yes", "Canary: create 10 controls, then stop")
       .example("$0 apply --plan 20261122-101500-ab12 --yes", "Execute a reviewed plan")
       .example(
@@ -165,16 +138,11 @@ export const reconcileCommand: CommandModule = {
   command: "reconcile",
   describe: "Plan + apply in one idempotent step, for repeated runs (cron) during the transition.",
   builder: (y: Argv) =>
-    connection(y)
-      .options(yargsOptions(writerOptions))
-      .options({
-        prune: {
-          type: "boolean",
-          describe:
-            "Also delete unexpected client-set SELL_ONLY controls that are overridable. Never touches SERVICE, non-overridable or other controls.",
-        },
-      })
-      .group([...Object.keys(writerOptions), "prune"], "Reconcile:")
+    withOptions(
+      withOptions(connection(y), writeOptions, "Reconcile:"),
+      reconcileOptions,
+      "Reconcile:",
+    )
       .example("$0 reconcile --yes", "Nightly: create what is missing, report the rest")
       .example(
         "$0 reconcile --prune --yes",

@@ -1,5 +1,13 @@
 import type { Argv, CommandModule } from "yargs";
-import type { Argv as ConfigArgv } from "../config.ts";
+import {
+  type Argv as ConfigArgv,
+  loadReportConfig,
+  loadRunsConfig,
+  reportOptions,
+  runsOptions,
+  withOptions,
+  yargsOptions,
+} from "../config.ts";
 import { openDatabase } from "../db/connect.ts";
 import { ensureSchema } from "../db/migrate.ts";
 import { getRun, listRuns } from "../db/run-queries.ts";
@@ -12,16 +20,16 @@ export const runsCommand: CommandModule = {
   command: "runs",
   describe: "List runs with their mode, status, counts and start time (newest first).",
   builder: (y: Argv) =>
-    y
-      .options({ limit: { type: "number", default: 20, describe: "How many runs to show." } })
+    withOptions(y, runsOptions, "Runs:")
       .example("$0 runs --limit 5", "The five latest runs")
       .example("$0 runs --json", "As JSON lines"),
   handler: (argv) =>
     runCommand(argv as ConfigArgv, async ({ global, logger, argv: a }) => {
+      const { limit } = loadRunsConfig(a);
       const handle = await openDatabase(global, logger);
       try {
         await ensureSchema(handle.db, logger);
-        const runs = await listRuns(handle.db, Number(a.limit ?? 20));
+        const runs = await listRuns(handle.db, limit);
         for (const r of runs) {
           const counts = Object.entries(r.counts ?? {})
             .filter(([, v]) => v > 0)
@@ -55,13 +63,11 @@ export const reportCommand: CommandModule = {
         type: "string",
         describe: "The run, as listed by `controls-migrate runs`.",
       })
-      .options({
-        out: { type: "string", describe: "Report folder (default reports/<run-id>/)." },
-        all: { type: "boolean", describe: "Also list in_sync rows." },
-      })
+      .options(yargsOptions(reportOptions))
       .example("$0 report 20261122-101500-ab12 --out /tmp/r", "Rewrite a run's report elsewhere"),
   handler: (argv) =>
     runCommand(argv as ConfigArgv, async ({ global, logger, argv: a }) => {
+      const { out, all } = loadReportConfig(a);
       const handle = await openDatabase(global, logger);
       try {
         await ensureSchema(handle.db, logger);
@@ -73,12 +79,7 @@ export const reportCommand: CommandModule = {
             `Run ${id} is ${run.status} and has no summary yet; resume or re-run it.`,
           );
         const { reports: _old, ...summary } = run.summary as unknown as RunSummary;
-        const full = await writeRunReport(
-          handle.db,
-          summary,
-          reportDir(id, a.out as string | undefined),
-          Boolean(a.all),
-        );
+        const full = await writeRunReport(handle.db, summary, reportDir(id, out), all);
         process.stdout.write(
           global.json
             ? `${JSON.stringify(full)}\n`

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import type { Database, NewFinding } from "./schema.ts";
+import { type Database, type NewFinding, TOOL_TABLES } from "./schema.ts";
 
 export interface IdentityStateRow {
   identity_id: string;
@@ -30,12 +30,12 @@ export async function identityStatesPage(
   const r = await sql<IdentityStateRow>`
     with ids as (
       select identity_id from (
-        select s.identity_id from controls_migration.source_rows s
+        select s.identity_id from ${sql.table(TOOL_TABLES.sourceRows)} s
         where s.run_id = ${runId} and s.valid and s.identity_id is not null
           and (s.user_disabled or s.admin_disabled or s.seq < 0)
           ${after === null ? sql`` : sql`and s.identity_id > ${after}`}
         union
-        select c.identity_id from controls_migration.snapshot_controls c
+        select c.identity_id from ${sql.table(TOOL_TABLES.snapshotControls)} c
         where c.run_id = ${runId} and c.type = 'SELL_ONLY'
           ${after === null ? sql`` : sql`and c.identity_id > ${after}`}
       ) u order by identity_id limit ${limit}
@@ -47,16 +47,16 @@ export async function identityStatesPage(
         select json_agg(json_build_object('control_id', c.control_id, 'type', c.type, 'set_by', c.set_by,
                                           'set_by_raw', c.set_by_raw, 'is_overridable', c.is_overridable)
                         order by c.control_id)
-        from controls_migration.snapshot_controls c
+        from ${sql.table(TOOL_TABLES.snapshotControls)} c
         where c.run_id = ${runId} and c.identity_id = ids.identity_id and c.deleted_at is null
       ), '[]'::json) as controls
     from ids
     left join lateral (
-      select * from controls_migration.source_rows s
+      select * from ${sql.table(TOOL_TABLES.sourceRows)} s
       where s.run_id = ${runId} and s.identity_id = ids.identity_id and s.valid
       order by s.seq limit 1
     ) s on true
-    left join controls_migration.snapshot_identities si
+    left join ${sql.table(TOOL_TABLES.snapshotIdentities)} si
       on si.run_id = ${runId} and si.identity_id = ids.identity_id
     order by ids.identity_id
   `.execute(db);
@@ -68,30 +68,26 @@ export async function identityStatesPage(
 
 export async function insertFindings(db: Kysely<Database>, rows: NewFinding[]): Promise<number[]> {
   if (rows.length === 0) return [];
-  const out = await db
-    .insertInto("controls_migration.findings")
-    .values(rows)
-    .returning("id")
-    .execute();
+  const out = await db.insertInto(TOOL_TABLES.findings).values(rows).returning("id").execute();
   return out.map((r) => Number(r.id));
 }
 
 /** Invalid source rows (and warnings on kept rows) become findings straight from SQL. */
 export async function insertInvalidRowFindings(db: Kysely<Database>, runId: string): Promise<void> {
   await sql`
-    insert into controls_migration.findings (run_id, identity_id, finding, user_disabled, admin_disabled, detail)
+    insert into ${sql.table(TOOL_TABLES.findings)} (run_id, identity_id, finding, user_disabled, admin_disabled, detail)
     select run_id, identity_id, 'invalid_source_row', user_disabled, admin_disabled,
            anomaly || coalesce(': ' || anomaly_detail, '')
-    from controls_migration.source_rows
+    from ${sql.table(TOOL_TABLES.sourceRows)}
     where run_id = ${runId} and anomaly is not null and valid is not true
     order by seq
   `.execute(db);
   // Rows kept despite a warning (a non-UUID id under --non-uuid-ids warn) are reported too.
   await sql`
-    insert into controls_migration.findings (run_id, identity_id, finding, user_disabled, admin_disabled, detail)
+    insert into ${sql.table(TOOL_TABLES.findings)} (run_id, identity_id, finding, user_disabled, admin_disabled, detail)
     select run_id, identity_id, 'source_warning', user_disabled, admin_disabled,
            anomaly || coalesce(': ' || anomaly_detail, '')
-    from controls_migration.source_rows
+    from ${sql.table(TOOL_TABLES.sourceRows)}
     where run_id = ${runId} and anomaly is not null and valid and seq > 0
     order by seq
   `.execute(db);
@@ -102,7 +98,7 @@ export async function countFindings(
   runId: string,
 ): Promise<Record<string, number>> {
   const rows = await db
-    .selectFrom("controls_migration.findings")
+    .selectFrom(TOOL_TABLES.findings)
     .select(["finding", db.fn.countAll<number>().as("n")])
     .where("run_id", "=", runId)
     .groupBy("finding")
@@ -118,7 +114,7 @@ export async function findingChanges(
 ): Promise<{ newFindings: number; resolvedFindings: number }> {
   const key = (id: string) => sql`
     select coalesce(identity_id, '') as i, finding as f, coalesce(expected_set_by, observed_set_by, '') as k
-    from controls_migration.findings where run_id = ${id} and finding <> 'in_sync'`;
+    from ${sql.table(TOOL_TABLES.findings)} where run_id = ${id} and finding <> 'in_sync'`;
   const count = async (a: string, b: string) => {
     const r = await sql<{
       n: number;
@@ -146,6 +142,8 @@ export interface DiffRecord {
   observed_is_overridable: boolean | null;
   other_active_controls: string | null;
   detail: string | null;
+  /** The diff rules' verdict, stored with the finding: `reconcile --prune` may delete it. */
+  prunable: boolean;
   action: string | null;
   status: string | null;
   outcome: string | null;
@@ -166,11 +164,11 @@ export async function diffPage(
   const r = await sql<DiffRecord>`
     select f.id, f.run_id, f.identity_id, f.user_disabled, f.admin_disabled, f.finding,
       f.expected_type, f.expected_set_by, f.expected_is_overridable, f.observed_control_id,
-      f.observed_set_by, f.observed_is_overridable, f.other_active_controls, f.detail,
+      f.observed_set_by, f.observed_is_overridable, f.other_active_controls, f.detail, f.prunable,
       a.action, a.status, a.outcome, a.http_status, a.error, a.attempts, a.updated_at as at
-    from controls_migration.findings f
+    from ${sql.table(TOOL_TABLES.findings)} f
     left join lateral (
-      select * from controls_migration.actions a
+      select * from ${sql.table(TOOL_TABLES.actions)} a
       where a.identity_id = f.identity_id and a.finding_id = f.id
       order by a.id desc limit 1
     ) a on true

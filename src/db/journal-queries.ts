@@ -1,7 +1,14 @@
 import { type Kysely, sql } from "kysely";
-import type { Action, ActionStatus, ActionUpdate, Database, NewAction } from "./schema.ts";
+import {
+  type Action,
+  type ActionStatus,
+  type ActionUpdate,
+  type Database,
+  type NewAction,
+  TOOL_TABLES,
+} from "./schema.ts";
 
-const T = "controls_migration.actions" as const;
+const T = TOOL_TABLES.actions;
 
 /** Inserts actions; a repeat of the same (run, identity, action, control) is ignored. */
 export async function insertActions(db: Kysely<Database>, rows: NewAction[]): Promise<number> {
@@ -72,6 +79,29 @@ export async function countActionsByStatus(
   return out;
 }
 
+/** Actions of a run per status, every status present (0 when none). */
+export async function countActionsPerStatus(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<Record<ActionStatus, number>> {
+  const rows = await db
+    .selectFrom(T)
+    .select(["status", db.fn.countAll<number>().as("n")])
+    .where("run_id", "=", runId)
+    .groupBy("status")
+    .execute();
+  const out: Record<ActionStatus, number> = {
+    pending: 0,
+    in_flight: 0,
+    succeeded: 0,
+    failed: 0,
+    ambiguous: 0,
+    skipped: 0,
+  };
+  for (const r of rows) out[r.status] += Number(r.n);
+  return out;
+}
+
 /** Pending creates and deletes of a run: what a writer asks confirmation for. */
 export async function countPendingByAction(
   db: Kysely<Database>,
@@ -128,7 +158,7 @@ export async function journalIdentitiesOutsideSource(
     .where(({ not, exists, selectFrom }) =>
       not(
         exists(
-          selectFrom("controls_migration.source_rows as s")
+          selectFrom(`${TOOL_TABLES.sourceRows} as s`)
             .select(sql`1`.as("one"))
             .where("s.run_id", "=", runId)
             .whereRef("s.identity_id", "=", "a.identity_id"),

@@ -2,9 +2,8 @@ import { type Kysely, Migrator, sql } from "kysely";
 import { migrations } from "../../migrations/index.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { TOOL_SCHEMA } from "./schema.ts";
 
-/** Schema holding every table of the tool, the migration tracking table and its lock included. */
-export const TOOL_SCHEMA = "controls_migration";
 const MIGRATION_TABLE = "kysely_migration";
 
 export interface MigrateResult {

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { type Kysely, sql } from "kysely";
-import type { Database, Run, RunMode, RunStatus } from "./schema.ts";
+import { type Database, type Run, type RunMode, type RunStatus, TOOL_TABLES } from "./schema.ts";
 
-const T = "controls_migration.runs" as const;
+const T = TOOL_TABLES.runs;
 
 /** `YYYYMMDD-HHMMSS-xxxx`, sortable by start time and unique enough for one database. */
 export function newRunId(now = new Date()): string {
@@ -60,10 +60,23 @@ export async function claimRun(db: Kysely<Database>, id: string): Promise<void> 
     .execute();
 }
 
+/**
+ * Closes a run with its final status and exit code. `counts` and `summary` are kept when omitted
+ * (a run that fails keeps what it had); `error` says why a run did not complete.
+ *
+ * @example
+ *   await finishRun(db, runId, { status: "failed", exitCode: 1, error: "EACCES on --out" });
+ */
 export async function finishRun(
   db: Kysely<Database>,
   id: string,
-  result: { status: RunStatus; exitCode: number; counts: Record<string, number>; summary: unknown },
+  result: {
+    status: RunStatus;
+    exitCode: number;
+    counts?: Record<string, number>;
+    summary?: unknown;
+    error?: string | null;
+  },
 ): Promise<void> {
   await db
     .updateTable(T)
@@ -71,8 +84,9 @@ export async function finishRun(
       status: result.status,
       exit_code: result.exitCode,
       finished_at: new Date(),
-      counts: JSON.stringify(result.counts),
-      summary: JSON.stringify(result.summary),
+      error: result.error ?? null,
+      ...(result.counts ? { counts: JSON.stringify(result.counts) } : {}),
+      ...(result.summary !== undefined ? { summary: JSON.stringify(result.summary) } : {}),
     })
     .where("id", "=", id)
     .execute();
@@ -90,7 +104,7 @@ export async function unfinishedWriterRuns(db: Kysely<Database>): Promise<Run[]>
     .where("mode", "in", ["apply", "reconcile"])
     .where(({ exists, selectFrom }) =>
       exists(
-        selectFrom("controls_migration.actions as a")
+        selectFrom(`${TOOL_TABLES.actions} as a`)
           .select(sql`1`.as("one"))
           .whereRef("a.run_id", "=", `${T}.id`)
           .where("a.status", "in", ["pending", "in_flight", "ambiguous"]),
@@ -115,16 +129,20 @@ export async function markStaleRunsInterrupted(
   return Number(r.numUpdatedRows);
 }
 
-export async function saveRunCounts(
+/**
+ * Records what a run read, in typed columns a resume reads back: the source counts and how the
+ * platform state was read.
+ *
+ * @example
+ *   await saveRunSource(db, runId, { source_rows_read: 10, source_candidates: 2,
+ *     source_anomalies: 0, strategy: "bulk" });
+ */
+export async function saveRunSource(
   db: Kysely<Database>,
   id: string,
-  counts: Record<string, number>,
+  read: Pick<Run, "source_rows_read" | "source_candidates" | "source_anomalies" | "strategy">,
 ): Promise<void> {
-  await db
-    .updateTable(T)
-    .set({ counts: JSON.stringify(counts) })
-    .where("id", "=", id)
-    .execute();
+  await db.updateTable(T).set(read).where("id", "=", id).execute();
 }
 
 export async function markRunsInterrupted(db: Kysely<Database>, ids: string[]): Promise<void> {

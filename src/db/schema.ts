@@ -1,5 +1,5 @@
 /**
- * Kysely types of the tool's own tables (schema `controls_migration`, created by `migrations/`).
+ * Kysely types of the tool's own tables (schema `TOOL_SCHEMA`, created by `migrations/`).
  * Keep in step with the migrations: a column added there is added here in the same commit.
  *
  * Conventions both backends agree on (see `connect.ts`):
@@ -10,10 +10,26 @@
  *   two drivers serialise JS objects/arrays differently (pg turns arrays into PG arrays).
  *
  * @example
- *   const run = await db.selectFrom("controls_migration.runs").selectAll().where("id", "=", id)
+ *   const run = await db.selectFrom(TOOL_TABLES.runs).selectAll().where("id", "=", id)
  *     .executeTakeFirst();
  */
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "kysely";
+
+/** Schema holding every table of the tool, the migration tracking table and its lock included. */
+export const TOOL_SCHEMA = "controls_migration";
+
+/**
+ * Qualified names of the tool's tables: for Kysely (`db.selectFrom(TOOL_TABLES.runs)`) and raw SQL
+ * (`sql.table(TOOL_TABLES.runs)`). The schema name is written once, above.
+ */
+export const TOOL_TABLES = {
+  runs: `${TOOL_SCHEMA}.runs`,
+  sourceRows: `${TOOL_SCHEMA}.source_rows`,
+  snapshotIdentities: `${TOOL_SCHEMA}.snapshot_identities`,
+  snapshotControls: `${TOOL_SCHEMA}.snapshot_controls`,
+  findings: `${TOOL_SCHEMA}.findings`,
+  actions: `${TOOL_SCHEMA}.actions`,
+} as const;
 
 /** A timestamptz that the database fills in (`default now()`), overridable on insert/update. */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -29,7 +45,17 @@ type Json<T> = ColumnType<T, string, string>;
 type JsonWithDefault<T> = ColumnType<T, string | undefined, string>;
 
 export type RunMode = "plan" | "apply" | "reconcile";
-export type RunStatus = "running" | "completed" | "failed" | "interrupted";
+/**
+ * running → completed | failed | interrupted; declined when the writes were not confirmed (nothing
+ * written), discarded when a person gave the run up (`controls-migrate discard`).
+ */
+export type RunStatus =
+  | "running"
+  | "completed"
+  | "failed"
+  | "interrupted"
+  | "declined"
+  | "discarded";
 export type SnapshotStatus = "found" | "not_found" | "error";
 export type SetBy = "client" | "service" | "unknown";
 export type ActionKind = "create" | "delete";
@@ -56,6 +82,14 @@ export interface RunsTable {
   counts: JsonWithDefault<Record<string, number>>;
   summary: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   exit_code: number | null;
+  /** Source counts of the run's read (0002), what a resume reports; null until the read is done. */
+  source_rows_read: number | null;
+  source_candidates: number | null;
+  source_anomalies: number | null;
+  /** How the platform state was read (`bulk`, `per-identity`, ...), for a resume's summary. */
+  strategy: string | null;
+  /** Why the run failed or was closed, secret-free; null for a run that completed. */
+  error: string | null;
   tool_version: string;
   host: string;
   pid: number;
@@ -117,6 +151,8 @@ export interface FindingsTable {
   observed_is_overridable: boolean | null;
   other_active_controls: string | null;
   detail: string | null;
+  /** The diff rules' verdict: `reconcile --prune` may delete the observed control (0002). */
+  prunable: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 /** The actions journal: one row per intended platform write, updated as it progresses. */
@@ -141,12 +177,12 @@ export interface ActionsTable {
 }
 
 export interface Database {
-  "controls_migration.runs": RunsTable;
-  "controls_migration.source_rows": SourceRowsTable;
-  "controls_migration.snapshot_identities": SnapshotIdentitiesTable;
-  "controls_migration.snapshot_controls": SnapshotControlsTable;
-  "controls_migration.findings": FindingsTable;
-  "controls_migration.actions": ActionsTable;
+  [TOOL_TABLES.runs]: RunsTable;
+  [TOOL_TABLES.sourceRows]: SourceRowsTable;
+  [TOOL_TABLES.snapshotIdentities]: SnapshotIdentitiesTable;
+  [TOOL_TABLES.snapshotControls]: SnapshotControlsTable;
+  [TOOL_TABLES.findings]: FindingsTable;
+  [TOOL_TABLES.actions]: ActionsTable;
 }
 
 export type Run = Selectable<RunsTable>;

@@ -1,5 +1,11 @@
 import { type Kysely, sql } from "kysely";
-import type { Database, NewSnapshotControl, NewSnapshotIdentity, NewSourceRow } from "./schema.ts";
+import {
+  type Database,
+  type NewSnapshotControl,
+  type NewSnapshotIdentity,
+  type NewSourceRow,
+  TOOL_TABLES,
+} from "./schema.ts";
 
 /** Inserts one page of snapshot rows; re-observing an identity in the same run replaces it. */
 export async function insertSnapshot(
@@ -11,7 +17,7 @@ export async function insertSnapshot(
   await db.transaction().execute(async (trx) => {
     for (let i = 0; i < identities.length; i += 2000) {
       await trx
-        .insertInto("controls_migration.snapshot_identities")
+        .insertInto(TOOL_TABLES.snapshotIdentities)
         .values(identities.slice(i, i + 2000))
         .onConflict((oc) =>
           oc.columns(["run_id", "identity_id"]).doUpdateSet((eb) => ({
@@ -24,7 +30,7 @@ export async function insertSnapshot(
     }
     for (let i = 0; i < controls.length; i += 1000) {
       await trx
-        .insertInto("controls_migration.snapshot_controls")
+        .insertInto(TOOL_TABLES.snapshotControls)
         .values(controls.slice(i, i + 1000))
         .onConflict((oc) => oc.columns(["run_id", "control_id"]).doNothing())
         .execute();
@@ -40,7 +46,7 @@ export async function clearSnapshotOf(
 ): Promise<void> {
   if (identityIds.length === 0) return;
   await db
-    .deleteFrom("controls_migration.snapshot_controls")
+    .deleteFrom(TOOL_TABLES.snapshotControls)
     .where("run_id", "=", runId)
     .where("identity_id", "in", identityIds)
     .execute();
@@ -49,7 +55,7 @@ export async function clearSnapshotOf(
 export async function insertSourceRows(db: Kysely<Database>, rows: NewSourceRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 1000) {
     await db
-      .insertInto("controls_migration.source_rows")
+      .insertInto(TOOL_TABLES.sourceRows)
       .values(rows.slice(i, i + 1000))
       .execute();
   }
@@ -63,7 +69,7 @@ export async function candidatePage(
   limit: number,
 ): Promise<string[]> {
   let q = db
-    .selectFrom("controls_migration.source_rows")
+    .selectFrom(TOOL_TABLES.sourceRows)
     .select("identity_id")
     .where("run_id", "=", runId)
     .where("valid", "=", true)
@@ -78,7 +84,7 @@ export async function candidatePage(
 
 export async function countCandidates(db: Kysely<Database>, runId: string): Promise<number> {
   const r = await db
-    .selectFrom("controls_migration.source_rows")
+    .selectFrom(TOOL_TABLES.sourceRows)
     .select(db.fn.count<number>("identity_id").distinct().as("n"))
     .where("run_id", "=", runId)
     .where("valid", "=", true)
@@ -98,12 +104,12 @@ export async function markUnlistedCandidatesNotFound(
   runId: string,
 ): Promise<number> {
   const r = await sql`
-    insert into controls_migration.snapshot_identities (run_id, identity_id, status, error)
+    insert into ${sql.table(TOOL_TABLES.snapshotIdentities)} (run_id, identity_id, status, error)
     select distinct s.run_id, s.identity_id, 'not_found', 'absent from a complete listing of the platform''s identities'
-    from controls_migration.source_rows s
+    from ${sql.table(TOOL_TABLES.sourceRows)} s
     where s.run_id = ${runId} and s.valid and s.identity_id is not null
       and (s.user_disabled or s.admin_disabled or s.seq < 0)
-      and not exists (select 1 from controls_migration.snapshot_identities i
+      and not exists (select 1 from ${sql.table(TOOL_TABLES.snapshotIdentities)} i
                       where i.run_id = s.run_id and i.identity_id = s.identity_id)
   `.execute(db);
   return Number(r.numAffectedRows ?? 0);
@@ -117,10 +123,10 @@ export async function sellOnlyIdentitiesOutsideSource(
   limit: number,
 ): Promise<string[]> {
   const r = await sql<{ identity_id: string }>`
-    select distinct c.identity_id from controls_migration.snapshot_controls c
+    select distinct c.identity_id from ${sql.table(TOOL_TABLES.snapshotControls)} c
     where c.run_id = ${runId} and c.type = 'SELL_ONLY'
       ${after === null ? sql`` : sql`and c.identity_id > ${after}`}
-      and not exists (select 1 from controls_migration.source_rows s
+      and not exists (select 1 from ${sql.table(TOOL_TABLES.sourceRows)} s
                       where s.run_id = c.run_id and s.identity_id = c.identity_id)
     order by c.identity_id limit ${limit}
   `.execute(db);
@@ -129,7 +135,7 @@ export async function sellOnlyIdentitiesOutsideSource(
 
 export async function maxLookupSeq(db: Kysely<Database>, runId: string): Promise<number> {
   const r = await db
-    .selectFrom("controls_migration.source_rows")
+    .selectFrom(TOOL_TABLES.sourceRows)
     .select(db.fn.min<number>("seq").as("m"))
     .where("run_id", "=", runId)
     .executeTakeFirst();
@@ -137,9 +143,9 @@ export async function maxLookupSeq(db: Kysely<Database>, runId: string): Promise
 }
 
 const RUN_TABLES = {
-  source: "controls_migration.source_rows",
-  snapshot: ["controls_migration.snapshot_identities", "controls_migration.snapshot_controls"],
-  journal: ["controls_migration.findings", "controls_migration.actions"],
+  source: TOOL_TABLES.sourceRows,
+  snapshot: [TOOL_TABLES.snapshotIdentities, TOOL_TABLES.snapshotControls],
+  journal: [TOOL_TABLES.findings, TOOL_TABLES.actions],
 } as const;
 
 /**

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import pLimit from "p-limit";
+import type { PipelineConfig, PlatformConfig } from "../config.ts";
 import { actionsPage, markInFlight, skipPending, updateAction } from "../db/journal-queries.ts";
 import type { Action, Database } from "../db/schema.ts";
 import type { Logger } from "../log.ts";
@@ -9,6 +10,13 @@ import { CLIENT_CREATABLE_TYPES } from "./mapping.ts";
 import type { Progress } from "./progress.ts";
 import { KEPT_RESTRICTED, keptReason, mayDeleteSellOnly } from "./restriction.ts";
 
+/** The part of the pipeline's options the executor reads; the pipeline passes its own object. */
+export interface ExecutorOptions {
+  /** reason_code and reason of the controls created; `limit`: at most this many actions (canary). */
+  readonly run: Pick<PipelineConfig, "reasonCode" | "reason" | "limit">;
+  readonly platform: Pick<PlatformConfig, "concurrency">;
+}
+
 export interface ExecutorContext {
   readonly db: Kysely<Database>;
   readonly client: PlatformClient;
@@ -16,11 +24,7 @@ export interface ExecutorContext {
   readonly logger: Logger;
   readonly progress: Progress;
   readonly signal?: AbortSignal;
-  readonly concurrency: number;
-  readonly reasonCode: string;
-  readonly reason: string;
-  /** Execute at most this many actions (canary runs); the rest are skipped. */
-  readonly limit?: number;
+  readonly options: ExecutorOptions;
 }
 
 export interface ExecutionCounts {
@@ -101,8 +105,8 @@ async function runCreate(ctx: ExecutorContext, a: Action): Promise<void> {
       const created = await ctx.client.createIdentityControl({
         identityId: a.identity_id,
         type: a.control_type,
-        reasonCode: ctx.reasonCode,
-        reason: ctx.reason,
+        reasonCode: ctx.options.run.reasonCode,
+        reason: ctx.options.run.reason,
         signal: ctx.signal,
       });
       await updateAction(ctx.db, a.id, {
@@ -201,7 +205,7 @@ async function guardedDelete(ctx: ExecutorContext, a: Action): Promise<void> {
   }
   await markInFlight(ctx.db, a.id);
   try {
-    const r = await ctx.client.deleteIdentityControl(a.control_key, ctx.reason, {
+    const r = await ctx.client.deleteIdentityControl(a.control_key, ctx.options.run.reason, {
       signal: ctx.signal,
     });
     await updateAction(ctx.db, a.id, {
@@ -263,11 +267,12 @@ export async function executeActions(
   ctx: ExecutorContext,
   total: number,
 ): Promise<ExecutionCounts> {
-  const limit = pLimit(ctx.concurrency);
+  const { concurrency } = ctx.options.platform;
+  const limit = pLimit(concurrency);
   const running = new Set<Promise<void>>();
   let started = 0;
   let after = 0;
-  const cap = ctx.limit ?? Number.POSITIVE_INFINITY;
+  const cap = ctx.options.run.limit ?? Number.POSITIVE_INFINITY;
   ctx.progress.start("apply", Math.min(total, cap));
   try {
     outer: for (;;) {
@@ -286,7 +291,7 @@ export async function executeActions(
         const done = () => running.delete(p);
         p.then(done, done);
         // Keep the queue short so a cancel stops quickly and memory stays flat.
-        while (limit.pendingCount > ctx.concurrency * 4) await Promise.race(running);
+        while (limit.pendingCount > concurrency * 4) await Promise.race(running);
       }
     }
     await Promise.all(running);
@@ -297,7 +302,7 @@ export async function executeActions(
     const skipped = await skipPending(ctx.db, ctx.runId, "not_run_limit");
     if (skipped > 0)
       ctx.logger.info(
-        `--limit ${ctx.limit}: ${skipped} further actions skipped; a later apply picks them up`,
+        `--limit ${ctx.options.run.limit}: ${skipped} further actions skipped; a later apply picks them up`,
       );
   }
   return { started };

@@ -85,6 +85,7 @@ function findingRow(
     observed_is_overridable: f.observed?.isOverridable ?? null,
     other_active_controls: f.otherActiveControls || null,
     detail: detail || null,
+    prunable: f.prunable,
   };
 }
 

@@ -5,21 +5,14 @@ import { type DiffRecord, diffPage } from "../db/finding-queries.ts";
 import type { Database } from "../db/schema.ts";
 import { type DiffRow, writeDiffCsv } from "../reports/csv.ts";
 import { type RunSummary, writeSummaries } from "../reports/summary.ts";
-import { KEPT_RESTRICTED } from "./restriction.ts";
 
 /**
- * What a finding asks for when no journal entry exists yet (plan runs, reconcile without --prune).
- * A client control the diff rules keep so that the identity stays restricted asks for nothing.
+ * What a finding asks for when no journal entry exists yet (plan runs). Whether a control may be
+ * pruned is the diff rules' verdict, stored with the finding; it is never re-derived here.
  */
 function intendedAction(r: DiffRecord): string | null {
   if (r.finding === "missing_client_control") return "create";
-  if (
-    r.finding === "unexpected_client_control" &&
-    r.observed_is_overridable &&
-    r.detail !== KEPT_RESTRICTED
-  ) {
-    return "delete_with_prune";
-  }
+  if (r.prunable) return "delete_with_prune";
   return null;
 }
 

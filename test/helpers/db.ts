@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
-import type { GlobalConfig } from "../../src/config.ts";
+import { type GlobalConfig, loadGlobalConfig } from "../../src/config.ts";
 import {
   createPgPool,
   type DatabaseHandle,
@@ -64,12 +64,11 @@ export interface Backend {
 
 const adminUrl = process.env.TEST_DATABASE_URL || undefined;
 
+/** The defaults of every global option (from the options table), quiet, with `over` on top. */
 function globalFor(over: Partial<GlobalConfig>): GlobalConfig {
   return Object.freeze({
-    databaseUrl: undefined,
-    dataDir: ".data/pglite",
+    ...loadGlobalConfig({}, {}),
     logLevel: "error",
-    json: false,
     progress: false,
     ...over,
   });

@@ -54,22 +54,22 @@ for (const b of backends) {
     });
     after(() => target.drop());
 
-    it("db migrate applies 0001_initial, then says the schema is up to date and applies nothing", async () => {
+    it("db migrate applies every migration, then says the schema is up to date and applies nothing", async () => {
       const first = await runCli(["db", "migrate", ...target.args]);
       assert.equal(first.code, 0, first.stderr);
-      assert.match(first.stdout, /Applied 1 migration: 0001_initial/);
+      assert.match(first.stdout, /Applied 2 migrations: 0001_initial, 0002_run_lifecycle/);
       const second = await runCli(["db", "migrate", ...target.args]);
       assert.equal(second.code, 0, second.stderr);
       assert.equal(
         second.stdout,
-        "Database schema is up to date (1 migration); nothing applied.\n",
+        "Database schema is up to date (2 migrations); nothing applied.\n",
       );
     });
 
     it("db migrate --json prints what it applied as one JSON line", async () => {
       const json = await runCli(["db", "migrate", "--json", ...target.args]);
       assert.equal(json.code, 0, json.stderr);
-      assert.deepEqual(JSON.parse(json.stdout), { backend: b.name, applied: [], known: 1 });
+      assert.deepEqual(JSON.parse(json.stdout), { backend: b.name, applied: [], known: 2 });
     });
 
     it("db seed --identities 100000 --seed 7 writes exactly the counts the reader reads back", async () => {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
 import { ensureSchema, migrateToLatest } from "../../src/db/migrate.ts";
+import { TOOL_TABLES } from "../../src/db/schema.ts";
 import { UserError } from "../../src/errors.ts";
 import { silentLogger } from "../../src/log.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
@@ -23,6 +24,11 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "tool_version",
     "host",
     "pid",
+    "source_rows_read",
+    "source_candidates",
+    "source_anomalies",
+    "strategy",
+    "error",
   ],
   source_rows: [
     "run_id",
@@ -63,6 +69,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "observed_is_overridable",
     "other_active_controls",
     "detail",
+    "prunable",
   ],
   actions: [
     "id",
@@ -91,13 +98,13 @@ for (const b of backends) {
     });
     after(() => h.close());
 
-    it("applies 0001_initial on an empty database and nothing the second time", async () => {
+    it("applies every migration in order on an empty database and nothing the second time", async () => {
       assert.deepEqual(await migrateToLatest(h.db, silentLogger), {
-        applied: ["0001_initial"],
-        known: 1,
+        applied: ["0001_initial", "0002_run_lifecycle"],
+        known: 2,
       });
-      assert.deepEqual(await migrateToLatest(h.db, silentLogger), { applied: [], known: 1 });
-      assert.deepEqual(await ensureSchema(h.db, silentLogger), { applied: [], known: 1 });
+      assert.deepEqual(await migrateToLatest(h.db, silentLogger), { applied: [], known: 2 });
+      assert.deepEqual(await ensureSchema(h.db, silentLogger), { applied: [], known: 2 });
     });
 
     it("creates every table in schema controls_migration with the agreed columns", async () => {
@@ -116,7 +123,7 @@ for (const b of backends) {
 
     it("returns bigint ids and counts as numbers", async () => {
       await h.db
-        .insertInto("controls_migration.runs")
+        .insertInto(TOOL_TABLES.runs)
         .values({
           id: "r1",
           mode: "plan",
@@ -128,13 +135,13 @@ for (const b of backends) {
         })
         .execute();
       const inserted = await h.db
-        .insertInto("controls_migration.findings")
+        .insertInto(TOOL_TABLES.findings)
         .values({ run_id: "r1", finding: "in_sync" })
         .returning("id")
         .executeTakeFirstOrThrow();
       assert.equal(typeof inserted.id, "number");
       const count = await h.db
-        .selectFrom("controls_migration.findings")
+        .selectFrom(TOOL_TABLES.findings)
         .select((e) => e.fn.countAll().as("n"))
         .executeTakeFirstOrThrow();
       assert.equal(count.n, 1);
@@ -143,7 +150,7 @@ for (const b of backends) {
     it("rejects a status outside the agreed set", async () => {
       await assert.rejects(
         h.db
-          .insertInto("controls_migration.actions")
+          .insertInto(TOOL_TABLES.actions)
           .values({
             run_id: "r1",
             identity_id: "i",
@@ -190,7 +197,7 @@ if (postgres) {
           migrateToLatest(c.db, silentLogger),
         ]);
         const applied = results.flatMap((r) => r.applied);
-        assert.deepEqual(applied, ["0001_initial"]);
+        assert.deepEqual(applied, ["0001_initial", "0002_run_lifecycle"]);
       } finally {
         await a.close();
         await c.close();

@@ -6,17 +6,15 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { PGlite } from "@electric-sql/pglite";
 import { sql } from "kysely";
-import type { GlobalConfig } from "../../src/config.ts";
+import { type GlobalConfig, loadGlobalConfig } from "../../src/config.ts";
 import { createPgPool, openDatabase, wrapPglite, wrapPgPool } from "../../src/db/connect.ts";
 import { UserError } from "../../src/errors.ts";
 import { silentLogger } from "../../src/log.ts";
 import { backends } from "../helpers/db.ts";
 
 const globalFor = (over: Partial<GlobalConfig>): GlobalConfig => ({
-  databaseUrl: undefined,
-  dataDir: ".data/pglite",
+  ...loadGlobalConfig({}, {}),
   logLevel: "error",
-  json: false,
   progress: false,
   ...over,
 });

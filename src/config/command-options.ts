@@ -1,0 +1,175 @@
+/**
+ * The options table, continued: settings of one command or a few (plan/apply/reconcile runs,
+ * `runs`, `db seed`, `demo`). Same rows, same rules as `options.ts`.
+ */
+import { REASON_CODES } from "../platform/types.ts";
+import { booleanSchema, choiceSchema, numberSchema, option, textSchema } from "./option-def.ts";
+
+/** plan, apply and reconcile. */
+export const runOptions = {
+  state: option({
+    flag: "state",
+    env: "CONTROLS_STATE",
+    default: "auto" as "auto" | "bulk" | "filtered" | "per-identity",
+    schema: choiceSchema(["auto", "bulk", "filtered", "per-identity"]),
+    kind: "string",
+    choices: ["auto", "bulk", "filtered", "per-identity"],
+    group: "run",
+    help: "How to read the platform's controls: bulk (list every identity, 1000 a page; proves existence), filtered (list only identities holding a SELL_ONLY; existence is checked at apply time), per-identity (one read per flagged identity; not with --prune), or auto (the cheapest per rate budget; says why).",
+  }),
+  out: option({
+    flag: "out",
+    defaultLabel: "reports/<run-id>/",
+    schema: textSchema,
+    kind: "string",
+    group: "run",
+    help: "Report folder.",
+  }),
+  all: option({
+    flag: "all",
+    default: false,
+    schema: booleanSchema,
+    kind: "boolean",
+    group: "run",
+    help: "Also list in_sync rows in diff.csv.",
+  }),
+} as const;
+
+/** `report RUN_ID`: the same report options as the run that wrote it. */
+export const reportOptions = { out: runOptions.out, all: runOptions.all } as const;
+
+/** apply and reconcile: the commands that write to the platform. */
+export const writeOptions = {
+  yes: option({
+    flag: "yes",
+    default: false,
+    schema: booleanSchema,
+    kind: "boolean",
+    group: "write",
+    help: "Confirm the writes without a prompt (needed when not on a terminal). No env var does this.",
+  }),
+  resume: option({
+    flag: "resume",
+    schema: textSchema,
+    kind: "string",
+    group: "write",
+    help: "Continue an unfinished run by id (see `controls-migrate runs`).",
+  }),
+  reasonCode: option({
+    flag: "reason-code",
+    env: "CONTROLS_REASON_CODE",
+    default: "OTHER" as string,
+    schema: choiceSchema(REASON_CODES),
+    kind: "string",
+    choices: REASON_CODES,
+    group: "write",
+    help: "reason_code of the controls created.",
+  }),
+  reason: option({
+    flag: "reason",
+    env: "CONTROLS_REASON",
+    default: "controls-migrate: migrated from legacy user_disabled",
+    schema: textSchema,
+    kind: "string",
+    group: "write",
+    help: "Free-text reason of the controls created (and of prune deletions).",
+  }),
+} as const;
+
+/** apply only. */
+export const applyOptions = {
+  plan: option({
+    flag: "plan",
+    schema: textSchema,
+    kind: "string",
+    group: "apply",
+    help: "Execute the creates of this earlier plan run, re-verifying each identity first.",
+  }),
+  limit: option({
+    flag: "limit",
+    schema: numberSchema({ whole: true, min: 1 }),
+    kind: "string",
+    group: "apply",
+    help: "Execute only the first N actions (canary run); a later apply does the rest.",
+  }),
+} as const;
+
+/** reconcile only. */
+export const reconcileOptions = {
+  prune: option({
+    flag: "prune",
+    default: false,
+    schema: booleanSchema,
+    kind: "boolean",
+    group: "reconcile",
+    help: "Also delete unexpected client-set SELL_ONLY controls that are overridable. Never touches SERVICE, non-overridable or other controls.",
+  }),
+} as const;
+
+/** `runs`. */
+export const runsOptions = {
+  limit: option({
+    flag: "limit",
+    default: 20,
+    schema: numberSchema({ whole: true, min: 1 }),
+    kind: "string",
+    group: "runs",
+    help: "How many runs to show, newest first.",
+  }),
+} as const;
+
+/** `db seed`. */
+export const seedOptions = {
+  identities: option({
+    flag: "identities",
+    required: true,
+    schema: numberSchema({ whole: true, min: 0, max: 100_000_000 }),
+    kind: "string",
+    group: "seed",
+    help: "How many identities to write.",
+  }),
+  seed: option({
+    flag: "seed",
+    default: 1,
+    schema: numberSchema({ whole: true }),
+    kind: "string",
+    group: "seed",
+    help: "Generator seed; the same count and seed give the same rows (and the sandbox's identities).",
+  }),
+  withAnomalies: option({
+    flag: "with-anomalies",
+    default: false,
+    schema: booleanSchema,
+    kind: "boolean",
+    group: "seed",
+    help: "Also add a few rows of every bad kind (NULL id, duplicate id, NULL flag, non-UUID id, ...).",
+  }),
+  truncate: option({
+    flag: "truncate",
+    default: false,
+    schema: booleanSchema,
+    kind: "boolean",
+    group: "seed",
+    help: "Delete the relation's existing rows first (refused otherwise).",
+  }),
+} as const;
+
+/** `demo`. */
+export const demoOptions = {
+  identities: option({
+    flag: "identities",
+    default: 10_000,
+    schema: numberSchema({ whole: true, min: 1, max: 10_000_000 }),
+    kind: "string",
+    group: "demo",
+    help: "Synthetic identities to seed.",
+  }),
+  seed: option({
+    flag: "seed",
+    default: 7,
+    schema: numberSchema({ whole: true }),
+    kind: "string",
+    group: "demo",
+    help: "Seed of the synthetic data.",
+  }),
+} as const;

@@ -1,0 +1,46 @@
+/**
+ * Configuration: the options table (`options.ts`, `command-options.ts`), the loaders that compile
+ * flags, env vars and defaults into frozen objects (`load.ts`), the URL policy (`url-policy.ts`),
+ * and what is generated from the table: yargs options and help (`yargs-options.ts`), README's
+ * table (`readme-table.ts`).
+ */
+export {
+  applyOptions,
+  demoOptions,
+  reconcileOptions,
+  reportOptions,
+  runOptions,
+  runsOptions,
+  seedOptions,
+  writeOptions,
+} from "./command-options.ts";
+export {
+  type Argv,
+  type DemoConfig,
+  type Env,
+  type GlobalConfig,
+  loadDemoConfig,
+  loadGlobalConfig,
+  loadPipelineConfig,
+  loadPlatformConfig,
+  loadReportConfig,
+  loadRunsConfig,
+  loadSeedConfig,
+  loadSourceConfig,
+  type NonUuidPolicy,
+  type PipelineConfig,
+  type PlatformConfig,
+  type ReportConfig,
+  type RunsConfig,
+  type SeedConfig,
+  type SourceConfig,
+} from "./load.ts";
+export type { OptionDef, OptionGroup, OptionTable } from "./option-def.ts";
+export {
+  globalOptions,
+  PLATFORM_RATE_LIMIT_RPS,
+  platformOptions,
+  sourceOptions,
+} from "./options.ts";
+export { isLoopbackHost, isPostgresUrl, judgeEndpointUrl } from "./url-policy.ts";
+export { flagsOf, withOptions, yargsOptions } from "./yargs-options.ts";

@@ -1,0 +1,217 @@
+/**
+ * The only reader of `process.env`: compiles defaults, then env vars, then flags into frozen option
+ * objects that flow down to every other module. Every problem of a group of options is reported at
+ * once, each naming the flag or env var to fix.
+ */
+import { readFileSync } from "node:fs";
+import { UserError } from "../errors.ts";
+import { Secret } from "../secret.ts";
+import {
+  applyOptions,
+  demoOptions,
+  reconcileOptions,
+  reportOptions,
+  runOptions,
+  runsOptions,
+  seedOptions,
+  writeOptions,
+} from "./command-options.ts";
+import type { OptionDef, OptionTable, OptionValues } from "./option-def.ts";
+import { globalOptions, platformOptions, sourceOptions } from "./options.ts";
+
+export type Env = Readonly<Record<string, string | undefined>>;
+export type Argv = Readonly<Record<string, unknown>>;
+
+export type GlobalConfig = OptionValues<typeof globalOptions>;
+export type SourceConfig = OptionValues<typeof sourceOptions>;
+export type NonUuidPolicy = SourceConfig["nonUuidIds"];
+export type PipelineConfig = OptionValues<
+  typeof runOptions & typeof writeOptions & typeof applyOptions & typeof reconcileOptions
+>;
+export type RunsConfig = OptionValues<typeof runsOptions>;
+export type ReportConfig = OptionValues<typeof reportOptions>;
+export type SeedConfig = OptionValues<typeof seedOptions>;
+export type DemoConfig = OptionValues<typeof demoOptions>;
+
+export interface PlatformConfig
+  extends Omit<OptionValues<typeof platformOptions>, "clientSecretFile"> {
+  /** From --client-secret-file or env OAUTH_CLIENT_SECRET; printed as "[redacted]". */
+  readonly clientSecret: Secret;
+  /** The token endpoint's budget; the platform allows 1 rps. */
+  readonly tokenRps: number;
+}
+
+/** Where a value came from, as the user wrote it: `--batch-size` or `env CONTROLS_BATCH_SIZE`. */
+type Origin = { readonly raw: unknown; readonly name: string };
+
+function originOf(def: OptionDef, argv: Argv, env: Env): Origin | undefined {
+  let fromFlag = argv[def.flag];
+  // A repeated flag comes as an array: the last one wins, as on most command lines.
+  if (Array.isArray(fromFlag)) fromFlag = fromFlag[fromFlag.length - 1];
+  if (fromFlag !== undefined && fromFlag !== "") return { raw: fromFlag, name: `--${def.flag}` };
+  const fromEnv = def.env ? env[def.env] : undefined;
+  if (fromEnv !== undefined && fromEnv !== "") return { raw: fromEnv, name: `env ${def.env}` };
+  return undefined;
+}
+
+/** How to name a missing option: `--api-url (or env API_BASE_URL)`. */
+export function optionName(def: OptionDef): string {
+  return def.env ? `--${def.flag} (or env ${def.env})` : `--${def.flag}`;
+}
+
+/**
+ * Compiles one table from flags, env vars and defaults. Problems are appended to `problems`, one
+ * sentence each; the values of options with a problem are left undefined.
+ *
+ * @example
+ *   const problems: string[] = [];
+ *   const source = readTable(sourceOptions, { "batch-size": "500" }, process.env, problems);
+ */
+export function readTable<T extends OptionTable>(
+  table: T,
+  argv: Argv,
+  env: Env,
+  problems: string[],
+): OptionValues<T> {
+  const out: Record<string, unknown> = {};
+  for (const [key, def] of Object.entries(table)) {
+    const origin = originOf(def, argv, env);
+    if (origin === undefined) {
+      if (def.required) problems.push(`Missing ${optionName(def)}.`);
+      out[key] = def.default;
+      continue;
+    }
+    const parsed = def.schema.safeParse(origin.raw);
+    if (parsed.success) out[key] = parsed.data;
+    else problems.push(`${origin.name} ${parsed.error.issues[0]?.message ?? "is invalid"}.`);
+  }
+  return Object.freeze(out) as OptionValues<T>;
+}
+
+/** Throws one UserError listing every problem, or returns. */
+export function refuseProblems(problems: readonly string[]): void {
+  if (problems.length === 1) throw new UserError(problems[0]!);
+  if (problems.length > 1) {
+    throw new UserError(
+      `${problems.length} settings need fixing:\n${problems.map((p) => `  - ${p}`).join("\n")}`,
+    );
+  }
+}
+
+/** Compiles one table, refusing any problem. */
+function load<T extends OptionTable>(table: T, argv: Argv, env: Env): OptionValues<T> {
+  const problems: string[] = [];
+  const values = readTable(table, argv, env, problems);
+  refuseProblems(problems);
+  return values;
+}
+
+/**
+ * The options every command reads: database, logging, output.
+ *
+ * @example
+ *   const global = loadGlobalConfig(argv); // { databaseUrl: undefined, dataDir: ".data/pglite", ... }
+ */
+export function loadGlobalConfig(argv: Argv, env: Env = process.env): GlobalConfig {
+  return load(globalOptions, argv, env);
+}
+
+/**
+ * Where the legacy flags are read from.
+ *
+ * @example
+ *   loadSourceConfig({}, {}).relation // "identities"
+ */
+export function loadSourceConfig(argv: Argv, env: Env = process.env): SourceConfig {
+  return load(sourceOptions, argv, env);
+}
+
+/**
+ * The platform's address, credentials and request budget. Every missing or invalid setting is
+ * reported at once (URLs, client id, secret), each with its flag and env var.
+ *
+ * @example
+ *   const platform = loadPlatformConfig(argv);
+ *   platform.clientSecret.reveal(); // only where the secret is sent
+ */
+export function loadPlatformConfig(argv: Argv, env: Env = process.env): PlatformConfig {
+  const problems: string[] = [];
+  const { clientSecretFile, ...values } = readTable(platformOptions, argv, env, problems);
+  const secret = readSecret(clientSecretFile, env, problems);
+  refuseProblems(problems);
+  return Object.freeze({ ...values, clientSecret: new Secret(secret ?? ""), tokenRps: 1 });
+}
+
+/** The secret from its file, else from env OAUTH_CLIENT_SECRET; never from a flag. */
+function readSecret(file: string | undefined, env: Env, problems: string[]): string | undefined {
+  if (file) {
+    let secret: string;
+    try {
+      secret = readFileSync(file, "utf8").trim();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? "error";
+      problems.push(`--client-secret-file ${file} cannot be read: ${code}.`);
+      return undefined;
+    }
+    if (!secret) problems.push(`--client-secret-file ${file} is empty.`);
+    return secret;
+  }
+  const secret = env.OAUTH_CLIENT_SECRET || undefined;
+  if (!secret) {
+    problems.push(
+      "Missing client secret: set env OAUTH_CLIENT_SECRET or pass --client-secret-file PATH.",
+    );
+  }
+  return secret;
+}
+
+/**
+ * What plan, apply and reconcile do: strategy, reports, confirmation, resume or plan, limits.
+ * Confirmation comes only from --yes or the terminal: no env var bypasses it.
+ *
+ * @example
+ *   loadPipelineConfig({ limit: "20", yes: true }).limit // 20
+ */
+export function loadPipelineConfig(argv: Argv, env: Env = process.env): PipelineConfig {
+  return load({ ...runOptions, ...writeOptions, ...applyOptions, ...reconcileOptions }, argv, env);
+}
+
+/**
+ * `runs`: how many to list.
+ *
+ * @example
+ *   loadRunsConfig({}).limit // 20
+ */
+export function loadRunsConfig(argv: Argv, env: Env = process.env): RunsConfig {
+  return load(runsOptions, argv, env);
+}
+
+/**
+ * `report RUN_ID`: where to write and whether in_sync rows are listed.
+ *
+ * @example
+ *   loadReportConfig({ out: "/tmp/r" }).all // false
+ */
+export function loadReportConfig(argv: Argv, env: Env = process.env): ReportConfig {
+  return load(reportOptions, argv, env);
+}
+
+/**
+ * `db seed`: how many synthetic identities, which seed, with bad rows or not.
+ *
+ * @example
+ *   loadSeedConfig({ identities: "1000" }).seed // 1
+ */
+export function loadSeedConfig(argv: Argv, env: Env = process.env): SeedConfig {
+  return load(seedOptions, argv, env);
+}
+
+/**
+ * `demo`: the size and seed of the rehearsal.
+ *
+ * @example
+ *   loadDemoConfig({}).identities // 10000
+ */
+export function loadDemoConfig(argv: Argv, env: Env = process.env): DemoConfig {
+  return load(demoOptions, argv, env);
+}

@@ -1,0 +1,105 @@
+/**
+ * What plan, apply and reconcile are given: one options object (the compiled configuration, passed
+ * down as is to every stage) and the open resources they work with.
+ */
+import type { PipelineConfig, PlatformConfig, SourceConfig } from "../config.ts";
+import type { DatabaseHandle } from "../db/connect.ts";
+import type { RunMode } from "../db/schema.ts";
+import type { Logger } from "../log.ts";
+import type { PlatformClient } from "../platform/index.ts";
+import type { ExecutorContext } from "./executor.ts";
+import type { Progress } from "./progress.ts";
+import type { ListingSettings, SnapshotContext } from "./snapshot.ts";
+
+/** The run's options: the frozen config objects, never copied field by field. */
+export interface PipelineOptions {
+  readonly mode: RunMode;
+  readonly run: PipelineConfig;
+  readonly source: SourceConfig;
+  readonly platform: PlatformConfig;
+}
+
+/** What the writes amount to, shown when asking for confirmation. */
+export interface PendingWrites {
+  readonly creates: number;
+  readonly deletes: number;
+}
+
+export interface PipelineDeps {
+  readonly handle: DatabaseHandle;
+  readonly client: PlatformClient;
+  readonly logger: Logger;
+  readonly progress: Progress;
+  readonly signal?: AbortSignal;
+  /**
+   * Asked once the writes are known, before any is sent. Resolves true to go ahead. The CLI wires
+   * it to --yes or an interactive prompt.
+   */
+  readonly confirm: (writes: PendingWrites) => Promise<boolean>;
+  /** Where the tool's tables live, secret-free (`postgres://user@host/db`, `pglite:.data/x`). */
+  readonly databaseLabel?: string;
+}
+
+/** The executor's view of a run. */
+export function executorContext(
+  deps: PipelineDeps,
+  options: PipelineOptions,
+  runId: string,
+): ExecutorContext {
+  return {
+    db: deps.handle.db,
+    client: deps.client,
+    runId,
+    logger: deps.logger,
+    progress: deps.progress,
+    signal: deps.signal,
+    options,
+  };
+}
+
+/** The snapshot stage's view of a run. */
+export function snapshotContext(
+  deps: PipelineDeps,
+  options: PipelineOptions,
+  runId: string,
+): SnapshotContext {
+  return {
+    db: deps.handle.db,
+    client: deps.client,
+    source: options.source,
+    runId,
+    logger: deps.logger,
+    progress: deps.progress,
+    listing: listingSettings(options.platform),
+    signal: deps.signal,
+  };
+}
+
+/** Most cursors of one listing at once: one, until listings are partitioned (issue 18). */
+const LISTING_PARALLELISM = 1;
+
+/** Listings read with the run's budget; at most --concurrency cursors, as requests are bounded so. */
+function listingSettings(platform: PlatformConfig): ListingSettings {
+  return {
+    rate: platform.rate,
+    maxParallel: Math.max(1, Math.min(LISTING_PARALLELISM, platform.concurrency)),
+    retryBaseMs: platform.retryBaseMs,
+  };
+}
+
+/** The options recorded with a run (`runs.options`): everything but secrets. */
+export function recordedOptions(
+  deps: PipelineDeps,
+  options: PipelineOptions,
+): Record<string, unknown> {
+  return {
+    mode: options.mode,
+    ...options.run,
+    database: deps.databaseLabel ?? deps.handle.backend,
+    api_url: options.platform.apiUrl,
+    client_id: options.platform.clientId,
+    rate: options.platform.rate,
+    concurrency: options.platform.concurrency,
+    source: { ...options.source },
+  };
+}

@@ -1,0 +1,188 @@
+/**
+ * A run's life in the `runs` table: settling what a crashed writer left, resuming, claiming a new
+ * run, the heartbeat, and closing a run (failed, interrupted, completed). The pipeline calls these
+ * in order; none of them reads the source or lists the platform.
+ */
+import { countNotFinal, skipPending } from "../db/journal-queries.ts";
+import {
+  claimRun,
+  finishRun,
+  getRun,
+  insertRun,
+  markRunsInterrupted,
+  markStaleRunsInterrupted,
+  newRunId,
+  saveRunSource,
+  touchRun,
+  unfinishedWriterRuns,
+} from "../db/run-queries.ts";
+import type { Run, RunStatus } from "../db/schema.ts";
+import { ExitCode, UserError } from "../errors.ts";
+import { TOOL_VERSION } from "../version.ts";
+import { resolveInDoubt } from "./executor.ts";
+import {
+  executorContext,
+  type PipelineDeps,
+  type PipelineOptions,
+  recordedOptions,
+} from "./pipeline-context.ts";
+import type { SourceCounts } from "./source-stage.ts";
+
+/** How often a running run marks itself alive; `runs` calls a run stale after a minute without. */
+export const HEARTBEAT_MS = 10_000;
+
+/** A run the pipeline works on, with what it read if the read is already done (a resume). */
+export interface ClaimedRun {
+  readonly id: string;
+  /** Null until the run's read is done (a new run); a resume reports the run's own counts. */
+  readonly source: SourceCounts | null;
+  readonly strategy: string | null;
+}
+
+/**
+ * Writers first settle what a crashed writer left behind. apply refuses to start past an unfinished
+ * run (it names the resume command); reconcile settles such runs itself: in-doubt actions are
+ * verified on the platform, the rest superseded.
+ */
+export async function settleUnfinishedWriters(
+  deps: PipelineDeps,
+  options: PipelineOptions,
+): Promise<void> {
+  const db = deps.handle.db;
+  const resumeId = options.run.resume;
+  const unfinished = (await unfinishedWriterRuns(db)).filter((r) => r.id !== resumeId);
+  await markStaleRunsInterrupted(db, resumeId);
+  if (unfinished.length > 0 && options.mode === "apply") {
+    const r = unfinished[unfinished.length - 1]!;
+    const left = await countNotFinal(db, r.id);
+    throw new UserError(
+      `Run ${r.id} (${r.mode}, started ${r.started_at.toISOString()}) did not finish: ${left} actions are not final. Resume it first with: controls-migrate ${r.mode} --resume ${r.id}`,
+    );
+  }
+  for (const r of unfinished) {
+    deps.logger.warn(
+      `Settling unfinished run ${r.id} left by a crashed process before reconciling`,
+    );
+    await resolveInDoubt(executorContext(deps, options, r.id), r.id);
+    await skipPending(db, r.id, "superseded");
+    await markRunsInterrupted(db, [r.id]);
+  }
+}
+
+/** The run `--resume ID` names, checked to be resumable by this command. */
+async function resumableRun(deps: PipelineDeps, options: PipelineOptions, id: string) {
+  const run = await getRun(deps.handle.db, id);
+  if (!run) {
+    throw new UserError(`--resume ${id}: no such run. List runs with: controls-migrate runs`);
+  }
+  if (run.mode !== options.mode) {
+    throw new UserError(
+      `--resume ${run.id}: that is a ${run.mode} run; resume it with: controls-migrate ${run.mode} --resume ${run.id}`,
+    );
+  }
+  if (run.status === "completed") {
+    throw new UserError(`--resume ${run.id}: the run already completed; nothing to resume.`);
+  }
+  return run;
+}
+
+/** The counts a run recorded once its read was done; null if it never got that far. */
+function recordedSource(run: Run): SourceCounts | null {
+  if (run.source_rows_read === null) return null;
+  return {
+    rowsRead: run.source_rows_read,
+    candidates: run.source_candidates ?? 0,
+    anomalies: run.source_anomalies ?? 0,
+  };
+}
+
+/**
+ * `--resume ID`: takes the unfinished run over (this process, running again), then settles the
+ * actions whose outcome is unknown by looking at the platform, so that none is sent twice.
+ */
+export async function resumeRun(
+  deps: PipelineDeps,
+  options: PipelineOptions,
+  id: string,
+): Promise<ClaimedRun> {
+  const run = await resumableRun(deps, options, id);
+  await claimRun(deps.handle.db, run.id);
+  deps.logger.info(`Resuming run ${run.id}`);
+  const settled = await resolveInDoubt(executorContext(deps, options, run.id));
+  if (settled > 0) deps.logger.info(`Verified ${settled} actions whose outcome was unknown`);
+  return { id: run.id, source: recordedSource(run), strategy: run.strategy };
+}
+
+/** Records a new run, `running`, owned by this process. */
+export async function claimNewRun(deps: PipelineDeps, options: PipelineOptions): Promise<string> {
+  const id = newRunId();
+  await insertRun(deps.handle.db, {
+    id,
+    mode: options.mode,
+    parentRunId: options.run.plan ?? null,
+    options: recordedOptions(deps, options),
+    toolVersion: TOOL_VERSION,
+  });
+  deps.logger.info(`Run ${id} (${options.mode}) started`);
+  return id;
+}
+
+/** Records what the run read, for a later resume to report. */
+export async function recordRead(
+  deps: PipelineDeps,
+  runId: string,
+  source: SourceCounts,
+  strategy: string,
+): Promise<void> {
+  await saveRunSource(deps.handle.db, runId, {
+    source_rows_read: source.rowsRead,
+    source_candidates: source.candidates,
+    source_anomalies: source.anomalies,
+    strategy,
+  });
+}
+
+/**
+ * Marks the run alive every `HEARTBEAT_MS` (shown by `runs`, and when another writer finds the lock
+ * held). Returns the function that stops it.
+ */
+export function startHeartbeat(deps: PipelineDeps, runId: string): () => void {
+  const timer = setInterval(
+    () => void touchRun(deps.handle.db, runId).catch(() => {}),
+    HEARTBEAT_MS,
+  );
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
+ * Runs `work` with the heartbeat on; if it throws, the run is closed as interrupted (cancelled) or
+ * failed, and the error is rethrown.
+ */
+export async function whileAlive<T>(
+  deps: PipelineDeps,
+  runId: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  const stop = startHeartbeat(deps, runId);
+  try {
+    return await work();
+  } catch (err) {
+    await failRun(deps, runId, deps.signal?.aborted ? "interrupted" : "failed", err);
+    throw err;
+  } finally {
+    stop();
+  }
+}
+
+/** Closes a run that did not complete; never throws (the original error matters more). */
+export async function failRun(
+  deps: PipelineDeps,
+  runId: string,
+  status: Extract<RunStatus, "failed" | "interrupted">,
+  err?: unknown,
+): Promise<void> {
+  const code = status === "interrupted" ? ExitCode.interrupted : ExitCode.failed;
+  const error = err === undefined ? null : err instanceof Error ? err.message : String(err);
+  await finishRun(deps.handle.db, runId, { status, exitCode: code, error }).catch(() => {});
+}

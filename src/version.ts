@@ -1,0 +1,30 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const PACKAGE_NAME = "controls-migrate";
+
+/**
+ * The version in the package's own package.json, found by walking up from this module: the same
+ * code runs as `src/version.ts` (tsx), `dist/src/version.js` (built) and from an installed tarball.
+ * The version is written once, in package.json.
+ *
+ * @example
+ *   readPackageVersion() // "0.1.0"
+ */
+export function readPackageVersion(from: string = fileURLToPath(import.meta.url)): string {
+  let dir = dirname(from);
+  for (;;) {
+    const file = join(dir, "package.json");
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string };
+      if (pkg.name === PACKAGE_NAME && typeof pkg.version === "string") return pkg.version;
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`${PACKAGE_NAME}: no package.json found above ${from}`);
+    dir = up;
+  }
+}
+
+/** This tool's version, recorded with every run (`runs.tool_version`). */
+export const TOOL_VERSION: string = readPackageVersion();
