@@ -17,6 +17,15 @@ export const runOptions = {
     group: "run",
     help: "How to read the platform's controls: bulk (list every identity, 1000 a page; proves existence), filtered (list only identities holding a SELL_ONLY; existence is checked at apply time), per-identity (one read per flagged identity; not with --prune), or auto (the cheapest per rate budget; says why).",
   }),
+  listingParallelism: option({
+    flag: "listing-parallelism",
+    env: "CONTROLS_LISTING_PARALLELISM",
+    default: 8,
+    schema: numberSchema({ whole: true, min: 1, max: 64 }),
+    kind: "string",
+    group: "run",
+    help: "Most cursors of one identities listing read side by side, in disjoint created_at windows under the one rate budget of that path; the tool opens about page latency × --rate of them (never more than --concurrency). 1 reads a single cursor.",
+  }),
   out: option({
     flag: "out",
     defaultLabel: "reports/<run-id>/",

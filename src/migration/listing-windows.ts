@@ -31,6 +31,8 @@ export interface Walker {
   firstT: number;
   emitted: number;
   pages: number;
+  /** Identities per ms of created_at in its latest page (Infinity: all on one ms); null: none yet. */
+  lastDensity: number | null;
   finished: boolean;
 }
 
@@ -74,6 +76,7 @@ export function addWalker(w: Window, order: Order): Walker {
     firstT: Number.NaN,
     emitted: 0,
     pages: 0,
+    lastDensity: null,
     finished: false,
   };
   if (order === "ASC") w.asc = walker;
@@ -89,10 +92,16 @@ export function addWalker(w: Window, order: Order): Walker {
 export function acceptPage<T extends ListedItem>(
   walker: Walker,
   items: readonly T[],
-): { fresh: T[]; crossed: boolean } {
+): { fresh: T[]; crossed: boolean; duplicates: number } {
   const w = walker.window;
   const fresh: T[] = [];
   let crossed = false;
+  let duplicates = 0;
+  const first = items[0];
+  const last = items[items.length - 1];
+  if (first && last && items.length > 1) {
+    walker.lastDensity = items.length / Math.abs(last.t - first.t);
+  }
   for (const item of items) {
     const { t, id } = item;
     if (walker.order === "ASC") {
@@ -101,33 +110,40 @@ export function acceptPage<T extends ListedItem>(
         break;
       }
       if (t < w.lo) continue;
-      const dup = t === w.descPos && w.descEdge.has(id);
+      // Read already: by the other cursor where the two meet, or by this end's previous cursor.
+      const dup = (t === w.descPos && w.descEdge.has(id)) || (t === w.ascPos && w.ascEdge.has(id));
       if (t > w.ascPos) {
         w.ascPos = t;
         w.ascEdge = new Set();
       }
       w.ascEdge.add(id);
-      if (dup) continue;
+      if (dup) {
+        duplicates += 1;
+        continue;
+      }
     } else {
       if (t < w.lo || t < w.ascPos) {
         crossed = true;
         break;
       }
       if (t >= w.hi) continue;
-      const dup = t === w.ascPos && w.ascEdge.has(id);
+      const dup = (t === w.ascPos && w.ascEdge.has(id)) || (t === w.descPos && w.descEdge.has(id));
       if (t < w.descPos) {
         w.descPos = t;
         w.descEdge = new Set();
       }
       w.descEdge.add(id);
-      if (dup) continue;
+      if (dup) {
+        duplicates += 1;
+        continue;
+      }
     }
     if (Number.isNaN(walker.firstT)) walker.firstT = t;
     walker.emitted += 1;
     fresh.push(item);
   }
   if (crossed) w.done = true;
-  return { fresh, crossed };
+  return { fresh, crossed, duplicates };
 }
 
 /** The listing's identities per ms of created_at seen so far, or null before any span. */
@@ -148,16 +164,23 @@ export function density(windows: readonly Window[]): number | null {
 }
 
 /**
- * Estimated identities left to read in `w`. A window open on one side, or any window before a
- * density is known, gets `openEstimate` (what is expected of the whole listing and not read yet;
+ * Estimated identities left to read in `w`, from the density of its cursors' latest pages (else
+ * the listing's so far). A window open on one side, or any window before a density is known,
+ * gets `openEstimate` (what is expected of the whole listing and not read yet;
  * Infinity when nothing is known).
  */
 export function remaining(w: Window, perMs: number | null, openEstimate: number): number {
   if (w.done) return 0;
   const lo = w.ascPos;
   const hi = w.descPos;
-  if (!Number.isFinite(lo) || !Number.isFinite(hi) || perMs === null) return openEstimate;
-  return Math.max(0, hi - lo) * perMs;
+  if (!Number.isFinite(lo) || !Number.isFinite(hi)) return openEstimate;
+  if (hi - lo <= 0) return 0;
+  // The window's own latest pages tell its density best: a gap in created_at elsewhere (or in an
+  // earlier page) must not make a dense window look nearly read.
+  const own = [w.asc?.lastDensity, w.desc?.lastDensity].filter((d): d is number => d != null);
+  const density = own.length > 0 ? Math.max(...own) : perMs;
+  if (density === null) return openEstimate;
+  return (hi - lo) * density;
 }
 
 const walkers = (w: Window) => (w.asc ? 1 : 0) + (w.desc ? 1 : 0);

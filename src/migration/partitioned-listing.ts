@@ -2,7 +2,7 @@
  * A listing of `GET /v2/identity/identities` read as disjoint created_at windows side by side,
  * under the one rate budget of that path. A cursor listing is sequential, so its floor is
  * pages × max(1 / rate, page latency); K cursors bring it back to pages / rate once
- * K ≈ page latency × rate. The windows' bookkeeping lives in `listing-windows.ts`.
+ * K ≈ page latency × rate (the time to store a page counts too when it is the longer). The windows' bookkeeping lives in `listing-windows.ts`.
  */
 import type { Logger } from "../log.ts";
 import {
@@ -24,8 +24,6 @@ import {
   type Window,
 } from "./listing-windows.ts";
 
-const PAGE = 1000;
-
 export interface PartitionedListingOptions {
   /** The client's listing (`client.listIdentities`); each window pages it with its own cursor. */
   readonly list: (opts: ListIdentitiesOptions) => AsyncGenerator<Identity[]>;
@@ -41,8 +39,13 @@ export interface PartitionedListingOptions {
   readonly latencyHintMs?: number | null;
   /** Identities the listing is expected to hold (a previous run's count), when known. */
   readonly expectedItems?: number | null;
-  /** Stores one page of new identities; calls are serialised. */
+  /**
+   * Stores one page of new identities. Pages of different windows may be stored at once; they
+   * never hold the same identity.
+   */
   readonly onPage: (identities: Identity[]) => Promise<void>;
+  /** Identities per page (default 1000, the platform's maximum). */
+  readonly pageSize?: number;
   /** Attempts per window after the client's own retries gave up (default 3). */
   readonly windowAttempts?: number;
   readonly retryBaseMs?: number;
@@ -61,6 +64,8 @@ export interface ListingStats {
   readonly windows: number;
   /** Windows restarted alone after a failure. */
   readonly windowRetries: number;
+  /** Identities read twice where two cursors met on one millisecond, and stored once. */
+  readonly duplicates: number;
   readonly createdAtMin: string | null;
   readonly createdAtMax: string | null;
 }
@@ -91,8 +96,9 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
   const signal = o.signal ? AbortSignal.any([stop.signal, o.signal]) : stop.signal;
   const running = new Set<Promise<void>>();
   const attempts = o.windowAttempts ?? 3;
+  const pageSize = o.pageSize ?? 1000;
+  let duplicates = 0;
   let failure: { err: unknown } | null = null;
-  let stored = Promise.resolve();
   let pages = 0;
   let identities = 0;
   let peak = 0;
@@ -110,7 +116,8 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
     if (!partitionable) return 1;
     const latency = o.latencyMs() ?? o.latencyHintMs ?? null;
     if (latency === null) return 1;
-    return Math.max(1, Math.min(o.maxParallel, Math.ceil((latency / 1000) * o.rate())));
+    const cycle = Math.max(latency, stores > 0 ? storeMs / stores : 0);
+    return Math.max(1, Math.min(o.maxParallel, Math.ceil((cycle / 1000) * o.rate())));
   };
   const openEstimate = () =>
     o.expectedItems == null ? Number.POSITIVE_INFINITY : Math.max(0, o.expectedItems - identities);
@@ -134,18 +141,22 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
     return { id: identity.id, t, identity };
   };
 
-  const store = (items: readonly Item[]) => {
-    // One writer: pages of two windows never interleave in the database.
-    const mine = stored.then(() =>
-      items.length ? o.onPage(items.map((i) => i.identity)) : undefined,
-    );
-    stored = mine.catch(() => {});
-    return mine;
+  // Storing overlaps the next page's request; when it takes longer than the request, it sets a
+  // cursor's pace, so it counts in how many cursors keep the budget busy. Windows never share an
+  // identity, so their pages are stored side by side without waiting on each other.
+  let storeMs = 0;
+  let stores = 0;
+  const store = async (items: readonly Item[]) => {
+    if (items.length === 0) return;
+    const t0 = performance.now();
+    await o.onPage(items.map((i) => i.identity));
+    storeMs += performance.now() - t0;
+    stores += 1;
   };
 
   async function walkOnce(walker: Walker): Promise<void> {
     const gen = o.list({
-      limit: PAGE,
+      limit: pageSize,
       order: walker.order,
       controlTypes: o.controlTypes,
       createdAtGte: iso(walker.gte),
@@ -166,9 +177,10 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
         walker.pages += 1;
         if (walker.window.done) return;
         const items = r.value.map(toItem);
-        const { fresh, crossed } = partitionable
+        const { fresh, crossed, ...seen } = partitionable
           ? acceptPage(walker, items)
-          : { fresh: items, crossed: false };
+          : { fresh: items, crossed: false, duplicates: 0 };
+        duplicates += seen.duplicates;
         const more = !crossed && !walker.window.done;
         // The next page travels while this one is stored.
         if (more) next = gen.next();
@@ -229,7 +241,7 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
   function rebalance(): void {
     if (failure || signal.aborted) return;
     while (active < target()) {
-      const walker = grow(windows, density(windows), 2 * PAGE, openEstimate());
+      const walker = grow(windows, density(windows), 2 * pageSize, openEstimate());
       if (!walker) return;
       split = true;
       start(walker);
@@ -239,7 +251,6 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
   start(addWalker(windows[0] as Window, "ASC"));
   rebalance();
   while (running.size > 0) await Promise.all([...running]);
-  await stored;
   if (failure) throw (failure as { err: unknown }).err;
   if (o.signal?.aborted) throw o.signal.reason;
   const open = windows.filter((w) => !w.done);
@@ -252,6 +263,7 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
     peakParallel: peak,
     windows: windows.length,
     windowRetries: retries,
+    duplicates,
     createdAtMin: minIso,
     createdAtMax: maxIso,
   };

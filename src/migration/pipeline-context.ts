@@ -70,20 +70,23 @@ export function snapshotContext(
     runId,
     logger: deps.logger,
     progress: deps.progress,
-    listing: listingSettings(options.platform),
+    listing: listingSettings(options),
     signal: deps.signal,
   };
 }
 
-/** Most cursors of one listing at once: one, until listings are partitioned (issue 18). */
-const LISTING_PARALLELISM = 1;
-
-/** Listings read with the run's budget; at most --concurrency cursors, as requests are bounded so. */
-function listingSettings(platform: PlatformConfig): ListingSettings {
+/**
+ * Listings read with the run's budget: at most --listing-parallelism cursors, and never more than
+ * --concurrency, which bounds the requests in flight anyway.
+ */
+function listingSettings(options: PipelineOptions): ListingSettings {
   return {
-    rate: platform.rate,
-    maxParallel: Math.max(1, Math.min(LISTING_PARALLELISM, platform.concurrency)),
-    retryBaseMs: platform.retryBaseMs,
+    rate: options.platform.rate,
+    maxParallel: Math.max(
+      1,
+      Math.min(options.run.listingParallelism, options.platform.concurrency),
+    ),
+    retryBaseMs: options.platform.retryBaseMs,
   };
 }
 

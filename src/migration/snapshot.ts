@@ -30,6 +30,8 @@ export interface ListingSettings {
   /** Most cursors of one listing at once (--listing-parallelism, bounded by --concurrency). */
   readonly maxParallel: number;
   readonly retryBaseMs: number;
+  /** Identities per listing page; the platform's maximum, 1000, unless a test asks for less. */
+  readonly pageSize?: number;
 }
 
 export interface SnapshotContext {
@@ -61,6 +63,8 @@ export interface ListingFigures {
   readonly peak_parallel: number;
   readonly windows: number;
   readonly window_retries: number;
+  /** Identities read twice where two cursors met, stored once. */
+  readonly duplicates: number;
 }
 
 /** A hint from an earlier run's listing of the same kind. */
@@ -108,6 +112,7 @@ export async function listPlatform(
     latencyHintMs: hint.latencyMs,
     expectedItems: hint.expectedItems,
     retryBaseMs: ctx.listing.retryBaseMs,
+    pageSize: ctx.listing.pageSize,
     logger: ctx.logger,
     signal: ctx.signal,
     onPage: async (page) => {
@@ -135,6 +140,7 @@ export async function listPlatform(
     peak_parallel: stats.peakParallel,
     windows: stats.windows,
     window_retries: stats.windowRetries,
+    duplicates: stats.duplicates,
   };
   ctx.logger.info(
     `platform: listed ${figures.identities} identities${kind === "filtered" ? " holding a SELL_ONLY" : ""} in ${figures.pages} pages (${figures.peak_parallel} cursor${figures.peak_parallel === 1 ? "" : "s"} at most, ${figures.windows} window${figures.windows === 1 ? "" : "s"})`,

@@ -1,7 +1,8 @@
 /**
  * A real HTTP proxy on 127.0.0.1 in front of the sandbox: it records every request it forwards
- * (method, path and query, body) and can answer some requests itself with a 503 instead, so tests
- * see exactly what the tool sent and can fail one listing window on purpose. No mock: the tool
+ * (method, path and query, body), can answer some requests itself with a 503 instead, and can
+ * rewrite an answer, so tests see exactly what the tool sent and can fail one listing window or
+ * feed it a hostile page on purpose. No mock: the tool
  * and the sandbox talk HTTP through it.
  *
  * @example
@@ -29,6 +30,8 @@ export interface TestProxy {
   readonly requests: ProxiedRequest[];
   /** Decides per request: forward it, or answer 503 without forwarding. */
   failWhen: (r: ProxiedRequest) => "forward" | "fail";
+  /** Rewrites an answer's body before the tool sees it (null: pass it through untouched). */
+  rewrite: ((r: ProxiedRequest, body: string) => string) | null;
   close(): Promise<void>;
 }
 
@@ -51,6 +54,7 @@ export async function startProxy(target: string): Promise<TestProxy> {
     url: "",
     requests,
     failWhen: () => "forward",
+    rewrite: null,
     close: async () => {},
   };
   const server = createServer(async (req, res) => {
@@ -85,8 +89,21 @@ export async function startProxy(target: string): Promise<TestProxy> {
       },
       (up) => {
         record.status = up.statusCode ?? 0;
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
+        const rewrite = proxy.rewrite;
+        if (!rewrite) {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+          return;
+        }
+        void readBody(up).then((text) => {
+          const out = rewrite(record, text);
+          const { "content-length": _length, ...headers } = up.headers;
+          res.writeHead(up.statusCode ?? 502, {
+            ...headers,
+            "content-length": Buffer.byteLength(out),
+          });
+          res.end(out);
+        });
       },
     );
     upstream.on("error", () => {
