@@ -19,6 +19,7 @@ import {
   grow,
   type ListedItem,
   newWindow,
+  remaining,
   replaceWalker,
   type Walker,
   type Window,
@@ -154,6 +155,20 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
     stores += 1;
   };
 
+  /**
+   * Two cursors about to meet would both ask for the last page between them: when less than a
+   * page is left, this one stops and the other reads to the meeting point (decided synchronously,
+   * so the two never both stop).
+   */
+  function handsOver(walker: Walker): boolean {
+    const w = walker.window;
+    const other = walker.order === "ASC" ? w.desc : w.asc;
+    if (!other || other.finished) return false;
+    if (remaining(w, density(windows), Number.POSITIVE_INFINITY) >= pageSize) return false;
+    walker.finished = true;
+    return true;
+  }
+
   async function walkOnce(walker: Walker): Promise<void> {
     const gen = o.list({
       limit: pageSize,
@@ -181,7 +196,7 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
           ? acceptPage(walker, items)
           : { fresh: items, crossed: false, duplicates: 0 };
         duplicates += seen.duplicates;
-        const more = !crossed && !walker.window.done;
+        const more = !crossed && !walker.window.done && !handsOver(walker);
         // The next page travels while this one is stored.
         if (more) next = gen.next();
         identities += fresh.length;
