@@ -3,9 +3,9 @@ import { type Argv, loadSourceConfig, sourceOptions, yargsOptions } from "../con
 import { openDatabase } from "../db/connect.ts";
 import { readSource } from "../db/source-reader.ts";
 import { ExitCode, UserError } from "../errors.ts";
-import { sandboxFlags, sandboxOptionsFromArgv } from "../sandbox/cli-options.ts";
 import { type Sandbox, type SeedIdentity, startSandbox } from "../sandbox/index.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
+import { sandboxFlags, sandboxOptionsFromArgv } from "./sandbox-options.ts";
 
 /** Reads the valid rows of the configured source relation; anomalous rows are counted, not seeded. */
 async function identitiesFromDb(
@@ -40,6 +40,23 @@ async function identitiesFromDb(
     await handle.close();
   }
   return { rows, skipped };
+}
+
+const shellQuote = (v: string) => `'${v.replaceAll("'", "'\\''")}'`;
+
+/**
+ * Ready-to-paste shell lines that point controls-migrate at this sandbox. They carry the sandbox's
+ * own throwaway client secret, as the JSON line on stdout does; nothing else is logged with it.
+ */
+export function exportLines(sandbox: Sandbox): string {
+  return [
+    "# To point controls-migrate at this sandbox, paste:",
+    `export API_BASE_URL=${shellQuote(sandbox.apiUrl)}`,
+    `export OAUTH_TOKEN_URL=${shellQuote(sandbox.tokenUrl)}`,
+    `export OAUTH_CLIENT_ID=${shellQuote(sandbox.credentials.clientId)}`,
+    `export OAUTH_CLIENT_SECRET=${shellQuote(sandbox.credentials.clientSecret)}`,
+    "",
+  ].join("\n");
 }
 
 function untilAborted(signal: AbortSignal): Promise<void> {
@@ -92,6 +109,7 @@ async function serve(ctx: CommandContext, state: { stoppedBySignal: boolean }): 
       read_only_client_secret: sandbox.credentials.readOnlyClientSecret,
     })}\n`,
   );
+  process.stderr.write(exportLines(sandbox));
   ctx.logger.info(`sandbox listening on ${sandbox.apiUrl} (admin ${sandbox.adminUrl})`, {
     identities: stats.identities,
     active_controls: stats.controls.active,
@@ -129,7 +147,7 @@ export const sandboxCommand: CommandModule = {
         "Serve the identities of your source relation",
       )
       .epilogue(
-        "Prints one JSON line on stdout (api_url, token_url, admin_url, client ids and secrets) once ready; logs go to stderr. Stops on SIGINT/SIGTERM with exit code 0.",
+        "Prints one JSON line on stdout (api_url, token_url, admin_url, client ids and secrets) once ready, then ready-to-paste export lines (API_BASE_URL, OAUTH_TOKEN_URL, OAUTH_CLIENT_ID, OAUTH_CLIENT_SECRET) on stderr; logs go to stderr. Stops on SIGINT/SIGTERM with exit code 0.",
       ),
   handler: async (argv) => {
     const state = { stoppedBySignal: false };

@@ -2,7 +2,9 @@
  * Pure classification of legacy source rows: which rows are anomalies, why, and whether the row may
  * still be acted on. No I/O here, so the rules are unit-tested directly.
  */
+
 import type { NonUuidPolicy } from "../config.ts";
+import { MAX_IDENTITY_ID_LENGTH } from "../contract/limits.ts";
 
 /**
  * Every anomaly kind with the sentence the reports show. `rejects` tells whether the row is kept
@@ -39,7 +41,7 @@ export type AnomalyKind = keyof typeof ANOMALY_KINDS;
 export const ANOMALY_KIND_NAMES = Object.freeze(Object.keys(ANOMALY_KINDS) as AnomalyKind[]);
 
 /** Ids longer than this are refused: no platform id is anywhere near, and reports stay readable. */
-export const MAX_ID_LENGTH = 256;
+export const MAX_ID_LENGTH = MAX_IDENTITY_ID_LENGTH;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UUID_ANY_CASE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -3,6 +3,8 @@
  * reads this table; nothing else hard-codes set_by or is_overridable.
  */
 
+import { CREATABLE_CONTROL_TYPES } from "../contract/identity-controls.ts";
+
 export type SetBy = "client" | "service";
 
 export interface ExpectedControl {
@@ -51,8 +53,4 @@ export function expectedControls(flags: LegacyFlags): ExpectedControl[] {
 }
 
 /** Control types a client may create; FROZEN is the platform's alone. */
-export const CLIENT_CREATABLE_TYPES: ReadonlySet<string> = new Set([
-  "SELL_ONLY",
-  "CLOSED",
-  "DORMANT",
-]);
+export const CLIENT_CREATABLE_TYPES: ReadonlySet<string> = new Set(CREATABLE_CONTROL_TYPES);

@@ -1,4 +1,6 @@
 /** Normalised shapes the client hands out; the wire format stays inside `wire-parsers.ts`. */
+import { IDENTITY_PATHS } from "../contract/identity-controls.ts";
+import { SCOPES } from "../contract/scopes.ts";
 
 export type SetBy = "client" | "service" | "unknown";
 
@@ -24,30 +26,17 @@ export interface Identity {
   readonly activeControls: IdentityControl[];
 }
 
-export const CONTROL_TYPES = ["SELL_ONLY", "CLOSED", "FROZEN", "DORMANT"] as const;
+export {
+  ACCEPTED_REASON_CODES as REASON_CODES,
+  CONTROL_TYPES,
+  CREATABLE_CONTROL_TYPES,
+  type CreatableControlType,
+  type ReasonCode,
+} from "../contract/identity-controls.ts";
 
-/** Clients may create these; FROZEN is reserved to the platform. */
-export const CREATABLE_CONTROL_TYPES = ["SELL_ONLY", "CLOSED", "DORMANT"] as const;
-export type CreatableControlType = (typeof CREATABLE_CONTROL_TYPES)[number];
-
-export const REASON_CODES = [
-  "OTHER",
-  "END_USER_REQUEST",
-  "INACTIVITY",
-  "COMPLIANCE_KYC",
-  "COMPLIANCE_EDD",
-  "COMPLIANCE_SCREENING",
-  "COMPLIANCE_INVESTIGATION",
-  "ONBOARDING_INCOMPLETE",
-  "RISK_FRAUD",
-  "LEGAL_ORDER",
-  "ADMINISTRATIVE",
-] as const;
-export type ReasonCode = (typeof REASON_CODES)[number];
-
-export const SCOPE_READ_IDENTITY = "identity:read_identity";
-export const SCOPE_READ_CONTROL = "identity:read_identity_control";
-export const SCOPE_WRITE_CONTROL = "identity:write_identity_control";
+export const SCOPE_READ_IDENTITY = SCOPES.readIdentity;
+export const SCOPE_READ_CONTROL = SCOPES.readControl;
+export const SCOPE_WRITE_CONTROL = SCOPES.writeControl;
 
 /** What read-only commands (plan, report) ask for. */
 export const READ_SCOPES: readonly string[] = Object.freeze([
@@ -58,8 +47,4 @@ export const READ_SCOPES: readonly string[] = Object.freeze([
 export const WRITE_SCOPES: readonly string[] = Object.freeze([...READ_SCOPES, SCOPE_WRITE_CONTROL]);
 
 /** Path templates: the platform's rate-limit keys, and ours. */
-export const PATHS = {
-  identities: "/v2/identity/identities",
-  identity: "/v2/identity/identities/{id}",
-  controls: "/v2/identity/controls",
-} as const;
+export const PATHS = IDENTITY_PATHS;

@@ -1,19 +1,35 @@
+import { randomUUID } from "node:crypto";
 import type { Socket } from "node:net";
-import type { CursorCodec } from "./cursor.ts";
-import type { ExtStore } from "./ext-store.ts";
-import type { FaultInjector } from "./faults.ts";
-import type { OAuthIssuer } from "./oauth.ts";
-import type { RateLimiter } from "./rate-limiter.ts";
-import type { RequestStats } from "./request-stats.ts";
-import type { SetBySpelling } from "./set-by.ts";
-import type { SandboxStore } from "./store.ts";
-import type { Limits } from "./types.ts";
+import { DepositAddressStore } from "./deposit-address/deposit-address-store.ts";
+import { ExchangeStore } from "./exchange/exchange-store.ts";
+import { effectiveRps } from "./gateway/endpoint-limits.ts";
+import { FaultInjector } from "./gateway/faults.ts";
+import { RateLimiter } from "./gateway/rate-limiter.ts";
+import { RequestStats } from "./gateway/request-stats.ts";
+import type { ResolvedSeedOptions } from "./identity/identity-seed.ts";
+import { SandboxStore } from "./identity/identity-store.ts";
+import { type SetBySpelling, setBySpelling } from "./identity/set-by.ts";
+import { OAuthIssuer } from "./oauth/oauth-issuer.ts";
+import { OrchestrationStore } from "./orchestration/orchestration-store.ts";
+import { CursorCodec } from "./paging/cursor-codec.ts";
+import { TransferStore } from "./transfer/transfer-store.ts";
+import type { Limits, SandboxClient, SandboxOptions } from "./types.ts";
 
-/** The state one sandbox instance shares between its routes, hooks and programmatic API. */
+/**
+ * The state of one sandbox instance: every domain's store and the gateway's machinery. Routes,
+ * admin routes, hooks and the programmatic handle all reach the state through it, and only
+ * through it.
+ */
 export interface SandboxContext {
-  readonly store: SandboxStore;
-  /** Quote executions, orders, balances and transfers, deposit addresses, orchestration rules. */
-  readonly ext: ExtStore;
+  readonly identities: SandboxStore;
+  readonly exchange: ExchangeStore;
+  readonly transfers: TransferStore;
+  readonly addresses: DepositAddressStore;
+  readonly rules: OrchestrationStore;
+  /** Profiles named by any seed: the profile-scoped endpoints answer 404 for any other. */
+  readonly profiles: Set<string>;
+  /** The customer every record belongs to: the sandbox emulates a single platform account. */
+  readonly customerId: string;
   readonly cursors: CursorCodec;
   readonly issuer: OAuthIssuer;
   readonly faults: FaultInjector;
@@ -25,27 +41,84 @@ export interface SandboxContext {
   readonly writes: { creates: number; deletes: number };
   /** Sockets held open by the hang fault; destroyed on close. */
   readonly hanging: Set<Socket>;
-  /** Monotonic clock for identities seeded without created_at: never two equal, never backwards. */
+  /** Monotonic clock for records seeded without created_at: never two equal, never backwards. */
   readonly nextCreatedAt: () => number;
   /** How this sandbox spells set_by in what it creates (API creates, seeds, admin defaults). */
   readonly setBy: SetBySpelling;
+  /** Seed options used when a seed names none. */
+  readonly seedDefaults: ResolvedSeedOptions;
+  readonly startedAt: string;
 }
 
-/** Per-route settings read by the shared hooks; routes without `endpoint` skip limits and faults. */
-export interface RouteConfig {
-  /** The rate-limited endpoint path (route template), e.g. "/v2/identity/identities/:id". */
-  endpoint?: string;
-  /** The OAuth scope the bearer token must carry; absent on the token endpoint. */
-  scope?: string;
+declare module "fastify" {
+  /**
+   * Per-route settings read by the shared hooks (Fastify's typed route config); routes without
+   * `endpoint` (admin, unknown) skip limits, faults and auth.
+   */
+  interface FastifyContextConfig {
+    /** The rate-limited endpoint path (route template), e.g. "/v2/identity/identities/:id". */
+    endpoint?: string;
+    /** The OAuth scope the bearer token must carry; absent on the token endpoint. */
+    scope?: string;
+  }
 }
 
-export const TOKEN_PATH = "/oauth2/token";
-export const CONTROLS_PATH = "/v2/identity/controls";
-export const IDENTITIES_PATH = "/v2/identity/identities";
-export const IDENTITY_PATH = "/v2/identity/identities/:id";
-export const QUOTE_EXECUTIONS_PATH = "/v2/profiles/:profile_id/quote-executions";
-export const ORDER_PATH = "/v2/profiles/:profile_id/orders/:id";
-export const INTERNAL_TRANSFER_PATH = "/v2/transfer/internal";
-export const DEPOSIT_ADDRESSES_PATH = "/v2/transfer/deposit-addresses";
-export const ORCHESTRATION_RULE_PATH = "/v2/orchestration/rules/:id";
-export const ADMIN_PREFIX = "/__sandbox";
+function monotonicClock(): () => number {
+  let last = 0;
+  return () => {
+    const now = Date.now();
+    last = now > last ? now : last + 1;
+    return last;
+  };
+}
+
+/**
+ * A fresh context for checked options: empty stores, limiters reading `limits` live.
+ *
+ * @example
+ *   const ctx = createContext(options, limits, defaultClients());
+ */
+export function createContext(
+  options: SandboxOptions,
+  limits: Limits,
+  clients: readonly SandboxClient[],
+): SandboxContext {
+  const seed = options.seed ?? 1;
+  const setBy = setBySpelling(options.setBySpelling);
+  const customerId = randomUUID();
+  return {
+    identities: new SandboxStore(),
+    exchange: new ExchangeStore(),
+    transfers: new TransferStore(customerId),
+    addresses: new DepositAddressStore(),
+    rules: new OrchestrationStore(),
+    profiles: new Set(),
+    customerId,
+    cursors: new CursorCodec(),
+    issuer: new OAuthIssuer(clients, limits.tokenTtlS),
+    faults: new FaultInjector(options, options.faultSeed ?? seed),
+    limits,
+    apiLimiter: new RateLimiter((endpoint) => ({
+      rps: effectiveRps(limits, endpoint),
+      windowS: limits.rateWindowS,
+      penaltyS: limits.penaltyS,
+    })),
+    tokenLimiter: new RateLimiter(() => ({
+      rps: limits.tokenRateLimitRps,
+      windowS: limits.rateWindowS,
+      penaltyS: limits.penaltyS,
+    })),
+    stats: new RequestStats(),
+    writes: { creates: 0, deletes: 0 },
+    hanging: new Set(),
+    nextCreatedAt: monotonicClock(),
+    setBy,
+    seedDefaults: {
+      migratedFraction: options.migratedFraction ?? 0.5,
+      driftFraction: options.driftFraction ?? 0,
+      seed,
+      setBy,
+    },
+    startedAt: new Date().toISOString(),
+  };
+}

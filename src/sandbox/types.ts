@@ -1,51 +1,14 @@
-import type { ExtCounts, SandboxExtApi } from "./ext-types.ts";
+import { SCOPES } from "../contract/scopes.ts";
+import type { DepositAddressApi } from "./deposit-address/types.ts";
+import type { ExchangeApi } from "./exchange/types.ts";
+import type { IdentityApi, Integrity, SetBySpellingName } from "./identity/types.ts";
+import type { OrchestrationApi } from "./orchestration/types.ts";
+import type { TransferApi } from "./transfer/types.ts";
 
 /**
  * Public types of the sandbox: the options it starts with, the records it serves and the stats it
  * reports. Other engineers code against these names; keep them stable.
  */
-
-/** One control as the platform answers it. `deleted_at` is omitted while the control is active. */
-export interface ControlRecord {
-  id: string;
-  type: string;
-  /**
-   * Raw: "SET_BY_CLIENT"/"SET_BY_SERVICE" (the published spelling, the default), "CLIENT"/"SERVICE"
-   * (the short spelling of the interface description), or anything an admin seed or drift put there.
-   */
-  set_by: string;
-  is_overridable: boolean;
-  reason_code: string;
-  reason: string;
-  created_at: string;
-  deleted_at?: string;
-}
-
-export const IDENTITY_STATUSES = ["PENDING", "ERROR", "APPROVED", "DENIED", "DISABLED"] as const;
-export type IdentityStatus = (typeof IDENTITY_STATUSES)[number];
-export const IDENTITY_TYPES = ["PERSON", "INSTITUTION"] as const;
-export type IdentityType = (typeof IDENTITY_TYPES)[number];
-
-/**
- * An identity to seed. `summary_status` and `type` default to values drawn from the id (the same
- * id always gets the same ones: mostly APPROVED, mostly PERSON); `updated_at` to `created_at`.
- */
-export type SeedIdentity = {
-  id: string;
-  user_disabled: boolean;
-  admin_disabled: boolean;
-  created_at?: string;
-  updated_at?: string;
-  summary_status?: IdentityStatus;
-  type?: IdentityType;
-};
-
-/**
- * How the sandbox spells `set_by`: "published" (SET_BY_CLIENT / SET_BY_SERVICE, the published
- * schema's enum) or "short" (CLIENT / SERVICE, the interface description's, for rehearsals).
- */
-export type SetBySpellingName = "published" | "short";
-export const SET_BY_SPELLINGS: readonly SetBySpellingName[] = ["published", "short"];
 
 export type DuplicatePolicy = "allow" | "reject";
 
@@ -98,68 +61,6 @@ export interface SandboxOptions extends Partial<Faults>, Partial<Limits> {
   setBySpelling?: SetBySpellingName;
 }
 
-export interface SeedOptions {
-  migratedFraction?: number;
-  driftFraction?: number;
-  seed?: number;
-}
-
-/** Kinds of drift the seeder injects; each is counted in {@link SeedReport.drift}. */
-export const DRIFT_KINDS = [
-  /** A CLIENT SELL_ONLY on an identity whose user_disabled is false. */
-  "client_control_without_flag",
-  /** A SERVICE SELL_ONLY on an identity whose admin_disabled is false. */
-  "service_control_without_flag",
-  /** An admin_disabled identity migrated without its SERVICE control. */
-  "service_control_missing",
-  /** A CLIENT SELL_ONLY with is_overridable false. */
-  "client_not_overridable",
-  /** The migration controls spelled the other way (CLIENT / SERVICE under the published spelling). */
-  "set_by_other_spelling",
-  /** A SELL_ONLY with set_by SET_BY_PARTNER (unknown to the schema). */
-  "unknown_set_by",
-  /** Two active CLIENT SELL_ONLY controls on one identity. */
-  "duplicate_client_sell_only",
-  /** An extra CLOSED control (CLIENT, overridable). */
-  "extra_closed",
-  /** An extra DORMANT control (CLIENT, overridable). */
-  "extra_dormant",
-  /** An extra FROZEN control (SERVICE, not overridable). */
-  "extra_frozen",
-] as const;
-export type DriftKind = (typeof DRIFT_KINDS)[number];
-
-export interface SeedReport {
-  /** Identities added by this call. */
-  identities: number;
-  /** Rows skipped because an identity with that id already existed. */
-  skippedExisting: number;
-  userDisabled: number;
-  adminDisabled: number;
-  /** Identities with at least one flag. */
-  flagged: number;
-  /** Flagged identities whose flags were converted to controls (the migrated fraction). */
-  migrated: number;
-  /** Flagged identities left without any migration control. */
-  unmigrated: number;
-  /** Controls created by the migration (drift excluded). */
-  migrationControls: { client: number; service: number };
-  /** Identities that received drift, and the count per drift kind. */
-  driftIdentities: number;
-  drift: Record<DriftKind, number>;
-  /** All controls created by this call, migration and drift. */
-  controlsCreated: number;
-}
-
-export interface Integrity {
-  /** Identities with more than one active CLIENT SELL_ONLY control (either spelling). */
-  identitiesWithDuplicateClientSellOnly: number;
-  /** Surplus active CLIENT SELL_ONLY controls beyond the first, summed over identities. */
-  duplicateClientSellOnlyControls: number;
-  activeClientSellOnly: number;
-  activeServiceSellOnly: number;
-}
-
 export interface PenaltyEntry {
   client: string;
   endpoint: string;
@@ -198,22 +99,41 @@ export interface SandboxStats {
     revocations: number;
   };
   writes: { creates: number; deletes: number };
-  /** Records of the rest of the interface (exchange, transfers, deposit addresses, rules). */
-  ext: ExtCounts;
+  /** Records of the other domains: profiles, exchange, transfers, deposit addresses, rules. */
+  records: RecordCounts;
   integrity: Integrity;
   memory: { rssBytes: number; heapUsedBytes: number };
 }
 
-export interface AddControlInput {
-  type: string;
-  set_by?: string;
-  is_overridable?: boolean;
-  reason_code?: string;
-  reason?: string;
-  deleted?: boolean;
+/** Counts of the records outside the identity domain, for stats. */
+export interface RecordCounts {
+  profiles: number;
+  quoteExecutions: number;
+  orders: number;
+  transfers: number;
+  depositAddresses: number;
+  orchestrationRules: { active: number; deleted: number };
 }
 
-export interface Sandbox extends SandboxExtApi {
+/** The sandbox-wide controls; each has an admin route twin under /__sandbox. */
+export interface AdminApi {
+  setFaults(f: Partial<Faults>): void;
+  setLimits(l: Partial<Limits>): void;
+  revokeTokens(): void;
+  reset(): void;
+  stats(): SandboxStats;
+  /** Requests per outcome in [from, to] (epoch ms), for one endpoint path or all of them. */
+  requestsIn(window: { from: number; to?: number; endpoint?: string }): RequestWindowCounts;
+}
+
+/** A running sandbox: where it listens, its credentials, and every domain's seeding API. */
+export interface Sandbox
+  extends IdentityApi,
+    ExchangeApi,
+    TransferApi,
+    DepositAddressApi,
+    OrchestrationApi,
+    AdminApi {
   readonly apiUrl: string;
   readonly tokenUrl: string;
   readonly adminUrl: string;
@@ -223,29 +143,10 @@ export interface Sandbox extends SandboxExtApi {
     readOnlyClientId: string;
     readOnlyClientSecret: string;
   };
-  seedIdentities(rows: Iterable<SeedIdentity>, opts?: SeedOptions): SeedReport;
-  addControl(identityId: string, c: AddControlInput): ControlRecord;
-  controlsOf(identityId: string, opts?: { includeDeleted?: boolean }): ControlRecord[];
-  setFaults(f: Partial<Faults>): void;
-  setLimits(l: Partial<Limits>): void;
-  revokeTokens(): void;
-  reset(): void;
-  stats(): SandboxStats;
-  /** Requests per outcome in [from, to] (epoch ms), for one endpoint path or all of them. */
-  requestsIn(window: { from: number; to?: number; endpoint?: string }): RequestWindowCounts;
   close(): Promise<void>;
 }
 
-export const SCOPES = {
-  readIdentity: "identity:read_identity",
-  readControl: "identity:read_identity_control",
-  writeControl: "identity:write_identity_control",
-  readQuoteExecution: "exchange:read_quote_execution",
-  readOrder: "exchange:read_order",
-  writeInternalTransfer: "transfer:write_internal_transfer",
-  readDepositAddress: "transfer:read_deposit_address",
-  writeOrchestrationRule: "orchestration:write_orchestration_rule",
-} as const;
+export { SCOPES } from "../contract/scopes.ts";
 
 /** The scopes a read-only client holds: every read of the interface, no write. */
 export const READ_ONLY_SCOPES: readonly string[] = Object.freeze([
@@ -255,21 +156,3 @@ export const READ_ONLY_SCOPES: readonly string[] = Object.freeze([
   SCOPES.readOrder,
   SCOPES.readDepositAddress,
 ]);
-
-export const CONTROL_TYPES = ["SELL_ONLY", "CLOSED", "FROZEN", "DORMANT"] as const;
-/** Types a client may create; FROZEN is the platform's own. */
-export const CLIENT_CONTROL_TYPES = ["SELL_ONLY", "CLOSED", "DORMANT"] as const;
-
-export const REASON_CODES = [
-  "OTHER",
-  "END_USER_REQUEST",
-  "INACTIVITY",
-  "COMPLIANCE_KYC",
-  "COMPLIANCE_EDD",
-  "COMPLIANCE_SCREENING",
-  "COMPLIANCE_INVESTIGATION",
-  "ONBOARDING_INCOMPLETE",
-  "RISK_FRAUD",
-  "LEGAL_ORDER",
-  "ADMINISTRATIVE",
-] as const;

@@ -141,3 +141,30 @@ export async function walk(
   }
   throw new Error("the listing never ended");
 }
+
+/**
+ * Walks the identities listing to its end with repeated parameters
+ * (`control_types=A&control_types=B`), repeating them with each page_cursor.
+ */
+export async function walkRepeated<T>(
+  sandbox: Sandbox,
+  token: string,
+  params: [string, string][],
+  between?: (page: number, items: T[]) => void | Promise<void>,
+): Promise<{ items: T[]; pages: number }> {
+  const items: T[] = [];
+  let cursor = "";
+  for (let page = 1; page <= 10_000; page++) {
+    const url = new URL(IDENTITIES, sandbox.apiUrl);
+    for (const [k, v] of params) url.searchParams.append(k, v);
+    if (cursor) url.searchParams.set("page_cursor", cursor);
+    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+    const body = (await res.json()) as { items: T[]; next_page_cursor: string };
+    assert.equal(res.status, 200, JSON.stringify(body));
+    items.push(...body.items);
+    cursor = body.next_page_cursor;
+    if (cursor === "") return { items, pages: page };
+    await between?.(page, body.items);
+  }
+  throw new Error("the listing never ended");
+}

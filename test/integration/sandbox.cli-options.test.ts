@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { sandboxOptionsFromArgv } from "../../src/commands/sandbox-options.ts";
 import { UserError } from "../../src/errors.ts";
-import { sandboxOptionsFromArgv } from "../../src/sandbox/cli-options.ts";
 
 describe("sandboxOptionsFromArgv", () => {
   it("defaults to 127.0.0.1:8080 and leaves the other settings to startSandbox", () => {

@@ -1,10 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { sql } from "kysely";
 import { loadSourceConfig } from "../../src/config.ts";
 import { seedSource } from "../../src/db/seed.ts";
 import { syntheticIdentities } from "../../src/synthetic.ts";
 import { backends } from "../helpers/db.ts";
 import { runCli, type SandboxInfo, spawnSandbox } from "../helpers/sandbox-process.ts";
+
+const LONG_ID = `long-${"x".repeat(251)}`;
 
 async function basicToken(info: SandboxInfo): Promise<string> {
   const res = await fetch(info.token_url, {
@@ -27,7 +30,25 @@ describe("controls-migrate sandbox (the CLI command)", () => {
       assert.equal(info.token_url, `${info.api_url}/oauth2/token`);
       assert.equal(info.admin_url, `${info.api_url}/__sandbox`);
       assert.equal(proc.stdout().trim().split("\n").length, 1, "exactly one line on stdout");
-      assert.ok(!proc.stderr().includes(info.client_secret), "secrets are not logged");
+      // The export lines follow the JSON line on stderr; no log line carries the secret.
+      for (let i = 0; i < 100 && !proc.stderr().includes("sandbox listening"); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const lines = proc.stderr().split("\n");
+      const exports = Object.fromEntries(
+        lines
+          .map((l) => /^export ([A-Z_]+)='([^']*)'$/.exec(l))
+          .filter((m) => m !== null)
+          .map((m) => [m[1], m[2]]),
+      );
+      assert.deepEqual(exports, {
+        API_BASE_URL: info.api_url,
+        OAUTH_TOKEN_URL: info.token_url,
+        OAUTH_CLIENT_ID: info.client_id,
+        OAUTH_CLIENT_SECRET: info.client_secret,
+      });
+      const carrying = lines.filter((l) => l.includes(info.client_secret));
+      assert.deepEqual(carrying, [`export OAUTH_CLIENT_SECRET='${info.client_secret}'`]);
 
       const token = await basicToken(info);
       const auth = { authorization: `Bearer ${token}` };
@@ -107,6 +128,10 @@ describe("controls-migrate sandbox (the CLI command)", () => {
         // Non-UUID ids are only a warning under the default --non-uuid-ids warn: still served.
         nonUuid = seeded.anomalies.non_uuid_id ?? 0;
         assert.ok(Object.keys(seeded.anomalies).length > 1);
+        // The tool takes ids of up to 256 characters; the sandbox serves them too.
+        await sql`insert into identities (id, user_disabled, admin_disabled) values (${LONG_ID}, true, false)`.execute(
+          handle.db,
+        );
       } finally {
         await handle.close();
       }
@@ -126,14 +151,16 @@ describe("controls-migrate sandbox (the CLI command)", () => {
         const expected = [...syntheticIdentities(300, 8)];
         assert.equal(
           stats.identities,
-          300 + nonUuid,
-          "rejected rows (null, duplicate...) left out",
+          300 + nonUuid + 1,
+          "rejected rows (null, duplicate...) left out, the 256-character id served",
         );
         const flags = expected.reduce(
           (n, r) => n + Number(r.user_disabled) + Number(r.admin_disabled),
           0,
         );
-        assert.equal(stats.controls.active, flags + nonUuid, "every flagged identity migrated");
+        assert.equal(stats.controls.active, flags + nonUuid + 1, "every flagged identity migrated");
+        const long = await fetch(`${proc.info.admin_url}/identities/${LONG_ID}/controls`);
+        assert.equal(long.status, 200);
         assert.match(proc.stderr(), /skipped_anomalous_rows/);
         for (const r of expected.slice(0, 20)) {
           const res = await fetch(`${proc.info.admin_url}/identities/${r.id}/controls`);
@@ -142,6 +169,19 @@ describe("controls-migrate sandbox (the CLI command)", () => {
       } finally {
         assert.equal(await proc.stop(), 0);
       }
+    } finally {
+      await target.drop();
+    }
+  });
+
+  it("with --from-db and no source table, exits 1 with a hint to run db seed", async () => {
+    const target = await backends[0]!.target();
+    try {
+      const run = await runCli(["sandbox", "--port", "0", "--from-db", ...target.args], 60_000);
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(run.stderr, /Relation "identities" not found/);
+      assert.match(run.stderr, /controls-migrate db seed --identities/);
+      assert.equal(run.stdout, "", "no ready line");
     } finally {
       await target.drop();
     }

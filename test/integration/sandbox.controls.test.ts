@@ -69,16 +69,16 @@ describe("sandbox identity controls", () => {
     const cases: [unknown, RegExp][] = [
       [
         { identity_id: id, type: "LOCKED", reason_code: "OTHER" },
-        /type must be one of SELL_ONLY, CLOSED, DORMANT/,
+        /type must be one of SELL_ONLY, DORMANT, CLOSED, got "LOCKED"/,
       ],
-      [{ identity_id: id, reason_code: "OTHER" }, /type must be one of/],
+      [{ identity_id: id, reason_code: "OTHER" }, /type is required/],
       [{ identity_id: id, type: "SELL_ONLY" }, /reason_code is required/],
       [
         { identity_id: id, type: "SELL_ONLY", reason_code: "BECAUSE" },
         /reason_code must be one of .*"BECAUSE"/,
       ],
       [{ type: "SELL_ONLY", reason_code: "OTHER" }, /identity_id is required/],
-      [{ identity_id: 7, type: "SELL_ONLY", reason_code: "OTHER" }, /identity_id is required/],
+      [{ identity_id: 7, type: "SELL_ONLY", reason_code: "OTHER" }, /identity_id must be a string/],
       [
         { identity_id: id, type: "SELL_ONLY", reason_code: "OTHER", reason: 5 },
         /reason must be a string/,

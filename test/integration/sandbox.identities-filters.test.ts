@@ -18,6 +18,7 @@ import {
   createControl,
   IDENTITIES,
   tokenFor,
+  walkRepeated,
 } from "../helpers/sandbox-http.ts";
 
 const COUNT = 3000;
@@ -30,30 +31,6 @@ type Item = {
   type: string;
   status_details: { active_controls: ControlRecord[] };
 };
-
-/** Walks the listing with repeated parameters (`control_types=A&control_types=B`). */
-async function walkFiltered(
-  sandbox: Sandbox,
-  token: string,
-  params: [string, string][],
-  between?: (page: number, items: Item[]) => void | Promise<void>,
-): Promise<{ items: Item[]; pages: number }> {
-  const items: Item[] = [];
-  let cursor = "";
-  for (let page = 1; page <= 10_000; page++) {
-    const url = new URL(IDENTITIES, sandbox.apiUrl);
-    for (const [k, v] of params) url.searchParams.append(k, v);
-    if (cursor) url.searchParams.set("page_cursor", cursor);
-    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-    const body = (await res.json()) as { items: Item[]; next_page_cursor: string };
-    assert.equal(res.status, 200, JSON.stringify(body));
-    items.push(...body.items);
-    cursor = body.next_page_cursor;
-    if (cursor === "") return { items, pages: page };
-    await between?.(page, body.items);
-  }
-  throw new Error("the listing never ended");
-}
 
 const ids = (items: readonly { id: string }[]) => items.map((i) => i.id);
 
@@ -77,7 +54,7 @@ describe("sandbox identities listing filters", () => {
     });
     token = await tokenFor(sandbox);
     all = (
-      await walkFiltered(sandbox, token, [
+      await walkRepeated<Item>(sandbox, token, [
         ["limit", "1000"],
         ["order", "ASC"],
       ])
@@ -89,14 +66,14 @@ describe("sandbox identities listing filters", () => {
   it("control_types=SELL_ONLY returns exactly the identities with an active SELL_ONLY, across pages, in both orders", async () => {
     const expected = holding((c) => c.type === "SELL_ONLY");
     assert.ok(expected.length > 200 && expected.length < COUNT / 2, `${expected.length}`);
-    const asc = await walkFiltered(sandbox, token, [
+    const asc = await walkRepeated<Item>(sandbox, token, [
       ["control_types", "SELL_ONLY"],
       ["limit", "97"],
       ["order", "ASC"],
     ]);
     assert.deepEqual(ids(asc.items), expected);
     assert.equal(asc.pages, Math.ceil(expected.length / 97));
-    const desc = await walkFiltered(sandbox, token, [["control_types", "SELL_ONLY"]]);
+    const desc = await walkRepeated<Item>(sandbox, token, [["control_types", "SELL_ONLY"]]);
     assert.deepEqual(ids(desc.items), [...expected].reverse());
     for (const item of asc.items) {
       assert.ok(item.status_details.active_controls.some((c) => c.type === "SELL_ONLY"));
@@ -110,7 +87,7 @@ describe("sandbox identities listing filters", () => {
     sandbox.addControl(one, { type: "FROZEN", set_by: "SET_BY_SERVICE" });
     const expected = holding((c) => c.type === "FROZEN" || c.type === "CLOSED");
     assert.ok(expected.includes(one));
-    const got = await walkFiltered(sandbox, token, [
+    const got = await walkRepeated<Item>(sandbox, token, [
       ["control_types", "FROZEN"],
       ["control_types", "CLOSED"],
       ["limit", "50"],
@@ -127,7 +104,7 @@ describe("sandbox identities listing filters", () => {
       .flatMap((i) => active(i.id).filter((c) => c.type === "DORMANT" && c.is_overridable))
       .at(0);
     let loser: string | undefined;
-    const got = await walkFiltered(
+    const got = await walkRepeated<Item>(
       sandbox,
       token,
       [
@@ -164,14 +141,14 @@ describe("sandbox identities listing filters", () => {
 
   it("control_reason_codes returns identities with an active control of a listed reason, and with control_types one control must match both", async () => {
     const byReason = holding((c) => c.reason_code === "ADMINISTRATIVE");
-    const got = await walkFiltered(sandbox, token, [
+    const got = await walkRepeated<Item>(sandbox, token, [
       ["control_reason_codes", "ADMINISTRATIVE"],
       ["order", "ASC"],
       ["limit", "200"],
     ]);
     assert.deepEqual(ids(got.items), byReason);
     const sameControl = holding((c) => c.type === "FROZEN" && c.reason_code === "ADMINISTRATIVE");
-    const frozenAdmin = await walkFiltered(sandbox, token, [
+    const frozenAdmin = await walkRepeated<Item>(sandbox, token, [
       ["control_types", "FROZEN"],
       ["control_reason_codes", "ADMINISTRATIVE"],
       ["order", "ASC"],
@@ -179,7 +156,7 @@ describe("sandbox identities listing filters", () => {
     assert.deepEqual(ids(frozenAdmin.items), sameControl);
     const sellAdmin = holding((c) => c.type === "SELL_ONLY" && c.reason_code === "ADMINISTRATIVE");
     assert.ok(sellAdmin.length > 0);
-    const both = await walkFiltered(sandbox, token, [
+    const both = await walkRepeated<Item>(sandbox, token, [
       ["control_types", "SELL_ONLY"],
       ["control_reason_codes", "ADMINISTRATIVE"],
       ["order", "ASC"],
@@ -192,7 +169,7 @@ describe("sandbox identities listing filters", () => {
       (i) => i.summary_status === "APPROVED" && i.type === "INSTITUTION",
     );
     assert.ok(approvedInstitutions.length > 50, `${approvedInstitutions.length}`);
-    const got = await walkFiltered(sandbox, token, [
+    const got = await walkRepeated<Item>(sandbox, token, [
       ["summary_status", "APPROVED"],
       ["identity_type", "INSTITUTION"],
       ["order", "ASC"],
@@ -200,7 +177,7 @@ describe("sandbox identities listing filters", () => {
     ]);
     assert.deepEqual(ids(got.items), ids(approvedInstitutions));
     const sellOnly = new Set(holding((c) => c.type === "SELL_ONLY"));
-    const pending = await walkFiltered(sandbox, token, [
+    const pending = await walkRepeated<Item>(sandbox, token, [
       ["summary_status", "PENDING"],
       ["control_types", "SELL_ONLY"],
       ["order", "ASC"],
@@ -223,7 +200,7 @@ describe("sandbox identities listing filters", () => {
       ["created_at.gte", (t: number) => t >= p],
       ["created_at.eq", (t: number) => t === p],
     ] as const) {
-      const got = await walkFiltered(sandbox, token, [
+      const got = await walkRepeated<Item>(sandbox, token, [
         [param, pivot],
         ["order", "ASC"],
         ["limit", "333"],
@@ -231,12 +208,12 @@ describe("sandbox identities listing filters", () => {
       assert.deepEqual(ids(got.items), at(pred), param);
     }
     // Synthetic identities share created_at in pairs: eq returns both.
-    const eq = await walkFiltered(sandbox, token, [["created_at.eq", pivot]]);
+    const eq = await walkRepeated<Item>(sandbox, token, [["created_at.eq", pivot]]);
     assert.equal(eq.items.length, 2);
     // Two bounds make a window; the same window with control_types narrows the SELL_ONLY set.
     const from = all[500]!.created_at;
     const to = all[2500]!.created_at;
-    const windowed = await walkFiltered(sandbox, token, [
+    const windowed = await walkRepeated<Item>(sandbox, token, [
       ["control_types", "SELL_ONLY"],
       ["created_at.gte", from],
       ["created_at.lt", to],
@@ -262,10 +239,10 @@ describe("sandbox identities listing filters", () => {
     await createControl(sandbox, token, target.id, "CLOSED");
     const one = await call(sandbox, token, "GET", `${IDENTITIES}/${target.id}`);
     assert.ok(Date.parse(one.body.updated_at) >= Date.parse(since));
-    const changed = await walkFiltered(sandbox, token, [["updated_at.gte", since]]);
+    const changed = await walkRepeated<Item>(sandbox, token, [["updated_at.gte", since]]);
     assert.ok(ids(changed.items).includes(target.id));
     assert.ok(changed.items.every((i) => Date.parse(i.updated_at) >= Date.parse(since)));
-    const old = await walkFiltered(sandbox, token, [
+    const old = await walkRepeated<Item>(sandbox, token, [
       ["updated_at.lt", since],
       ["limit", "1000"],
     ]);
@@ -309,12 +286,30 @@ describe("sandbox identities listing filters", () => {
       [{ control_reason_codes: "BORED" }, /control_reason_codes entries must be among/],
       [{ summary_status: "HAPPY" }, /summary_status must be one of PENDING/],
       [{ identity_type: "ROBOT" }, /identity_type must be one of PERSON, INSTITUTION/],
-      [{ order_by: "ID" }, /order_by must be CREATED_AT/],
+      [{ order_by: "ID" }, /order_by must be one of CREATED_AT, got "ID"/],
       [{ "created_at.gte": "yesterday" }, /created_at.gte must be an RFC 3339 date-time/],
       [{ "updated_at.lt": "2024-02-30T00:00:00Z" }, /updated_at.lt must be an RFC 3339/],
     ];
     for (const [query, detail] of cases) {
       assertProblem(await call(sandbox, token, "GET", IDENTITIES, { query }), 400, detail);
+    }
+  });
+
+  it("accepts reason_code COMPLIANCE_INCOMPLETE and the preview's ONBOARDING_INCOMPLETE, stored and filtered as COMPLIANCE_INCOMPLETE", async () => {
+    const [a, b] = [all[10]!.id, all[11]!.id];
+    for (const [id, reason_code] of [
+      [a, "COMPLIANCE_INCOMPLETE"],
+      [b, "ONBOARDING_INCOMPLETE"],
+    ]) {
+      const res = await call(sandbox, token, "POST", CONTROLS, {
+        body: { identity_id: id, type: "DORMANT", reason_code },
+      });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.reason_code, "COMPLIANCE_INCOMPLETE");
+    }
+    for (const name of ["COMPLIANCE_INCOMPLETE", "ONBOARDING_INCOMPLETE"]) {
+      const got = await walkRepeated<Item>(sandbox, token, [["control_reason_codes", name]]);
+      assert.deepEqual(ids(got.items).sort(), [a, b].sort(), name);
     }
   });
 

@@ -50,7 +50,7 @@ describe("sandbox identities listing", () => {
 
   it("walks every identity exactly once in DESC order, the exact reverse of ASC", async () => {
     const asc = await walk(sandbox, token, IDENTITIES, { limit: "1000", order: "ASC" });
-    const desc = await walk(sandbox, token, IDENTITIES, { limit: "89", order: "desc" });
+    const desc = await walk(sandbox, token, IDENTITIES, { limit: "89", order: "DESC" });
     assert.equal(desc.length, COUNT);
     assertSorted(desc, "DESC");
     assert.deepEqual(

@@ -216,6 +216,23 @@ describe("sandbox seeding and the legacy-flag transition", () => {
     assert.equal(again.skippedExisting, 1);
   });
 
+  it("accepts identity ids of up to 256 characters, as the tool does, and refuses longer ones", () => {
+    const longest = "x".repeat(256);
+    const report = sandbox.seedIdentities(
+      [{ id: longest, user_disabled: true, admin_disabled: false }],
+      { migratedFraction: 1 },
+    );
+    assert.equal(report.identities, 1);
+    assert.equal(sandbox.controlsOf(longest).length, 1);
+    assert.throws(
+      () =>
+        sandbox.seedIdentities([
+          { id: "y".repeat(257), user_disabled: false, admin_disabled: false },
+        ]),
+      /identities\[0\]\.id must be a non-empty string of at most 256 characters/,
+    );
+  });
+
   it("seeds synthetic identities through the admin surface and reports the counts", async () => {
     sandbox.reset();
     const res = await read(

@@ -1,0 +1,68 @@
+import type { FastifyInstance } from "fastify";
+import type { SandboxContext } from "../context.ts";
+import { ProblemError } from "../gateway/problem.ts";
+import { requestBody } from "../input/body-fields.ts";
+import { parseBool, type Query } from "../input/query-params.ts";
+import { seeding } from "../input/seed-input.ts";
+import { ADMIN_PREFIX } from "../paths.ts";
+import { identityApi } from "./identity-api.ts";
+import { type SeedRow, syntheticSeedRows } from "./identity-seed.ts";
+import type { AddControlInput, SeedIdentity } from "./types.ts";
+
+function num(v: unknown, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== "number") throw new ProblemError(400, `${name} must be a number, got ${v}`);
+  return v;
+}
+
+/**
+ * Admin seeding of identities and controls, the twins of {@link identityApi}:
+ * `POST /__sandbox/seed` `{identities}` or `{count, seed}`, and
+ * `GET|POST /__sandbox/identities/{id}/controls`.
+ *
+ * @example
+ *   registerIdentityAdminRoutes(app, ctx);
+ */
+export function registerIdentityAdminRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+  const api = identityApi(ctx);
+  const mustExist = (id: string) => {
+    if (!ctx.identities.get(id)) throw new ProblemError(404, `identity ${id} not found`);
+  };
+
+  app.post(`${ADMIN_PREFIX}/seed`, { bodyLimit: 256 * 1024 * 1024 }, async (request) => {
+    const b = requestBody(request.body, "{identities} or {count, seed}");
+    const opts = {
+      migratedFraction: num(b.migrated_fraction, "migrated_fraction"),
+      driftFraction: num(b.drift_fraction, "drift_fraction"),
+      seed: num(b.seed, "seed"),
+    };
+    let rows: Iterable<SeedRow>;
+    if (Array.isArray(b.identities)) rows = b.identities as SeedIdentity[];
+    else if (typeof b.count === "number" && Number.isInteger(b.count) && b.count >= 0) {
+      rows = syntheticSeedRows(b.count, opts.seed ?? 1);
+    } else {
+      throw new ProblemError(
+        400,
+        "give identities (an array of {id, user_disabled, admin_disabled, created_at?}) or count (an integer >= 0)",
+      );
+    }
+    return seeding(() => api.seedIdentities(rows as Iterable<SeedIdentity>, opts));
+  });
+
+  app.post(`${ADMIN_PREFIX}/identities/:id/controls`, async (request) => {
+    const { id } = request.params as { id: string };
+    mustExist(id);
+    const b = requestBody(
+      request.body,
+      "{type, set_by?, is_overridable?, reason_code?, reason?, deleted?}",
+    );
+    return seeding(() => api.addControl(id, b as unknown as AddControlInput));
+  });
+
+  app.get(`${ADMIN_PREFIX}/identities/:id/controls`, async (request) => {
+    const { id } = request.params as { id: string };
+    mustExist(id);
+    const includeDeleted = parseBool(request.query as Query, "include_deleted", false);
+    return { items: seeding(() => api.controlsOf(id, { includeDeleted })) };
+  });
+}

@@ -1,0 +1,53 @@
+/**
+ * The constants of `src/contract/` against the project's copy of the published schema: a change
+ * of the contract fails here first, naming the constant to update.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  ACCEPTED_REASON_CODES,
+  CONTROL_TYPES,
+  CREATABLE_CONTROL_TYPES,
+  IDENTITY_PATHS,
+  PREVIEW_REASON_CODES,
+  REASON_CODES,
+  SET_BY,
+} from "../../src/contract/identity-controls.ts";
+import { publishedSchema, schemaEnum } from "../../src/contract/published-schema.ts";
+import { SCOPES } from "../../src/contract/scopes.ts";
+
+const sorted = (v: readonly string[]) => [...v].sort();
+
+describe("the contract constants match the published schema", () => {
+  it("lists the control types, the creatable ones and the reason codes of the schema", () => {
+    assert.deepEqual(sorted(CONTROL_TYPES), sorted(schemaEnum("IdentityControlType")));
+    assert.deepEqual(
+      sorted(CREATABLE_CONTROL_TYPES),
+      sorted(schemaEnum("CreateIdentityControlRequestClientIdentityControlType")),
+    );
+    assert.deepEqual([...REASON_CODES], [...schemaEnum("IdentityControlReasonCode")]);
+    for (const [preview, published] of Object.entries(PREVIEW_REASON_CODES)) {
+      assert.ok(!REASON_CODES.includes(preview as never), `${preview} is not published`);
+      assert.ok(REASON_CODES.includes(published), `${published} is published`);
+      assert.ok(ACCEPTED_REASON_CODES.includes(preview as never));
+    }
+  });
+
+  it("spells set_by as the schema does", () => {
+    assert.deepEqual(sorted(Object.values(SET_BY)), sorted(schemaEnum("IdentityControlSetBy")));
+  });
+
+  it("names every OAuth scope the schema's operations require, and the identity paths it has", () => {
+    const doc = publishedSchema();
+    const required = new Set<string>();
+    for (const item of Object.values(doc.paths) as Record<string, { security?: unknown[] }>[]) {
+      for (const op of Object.values(item)) {
+        for (const s of (op.security ?? []) as Record<string, string[]>[]) {
+          for (const scope of s.OAuth2 ?? []) required.add(scope);
+        }
+      }
+    }
+    assert.deepEqual(sorted(Object.values(SCOPES)), sorted([...required]));
+    for (const path of Object.values(IDENTITY_PATHS)) assert.ok(doc.paths[path], path);
+  });
+});
