@@ -201,7 +201,8 @@ export function grow(
   let bestLoad = 0;
   for (const w of windows) {
     const n = walkers(w);
-    if (w.done || n === 0) continue;
+    // A window one of whose cursors handed over to the other is about to be read: leave it be.
+    if (w.done || n === 0 || w.asc?.finished || w.desc?.finished) continue;
     const load = remaining(w, perMs, openEstimate) / (n + 1);
     // Splitting needs both ends known and a millisecond strictly between them.
     const canSplit =

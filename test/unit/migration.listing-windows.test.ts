@@ -96,3 +96,16 @@ describe("replaceWalker", () => {
     assert.deepEqual(ids(r.fresh), ["c", "d"]);
   });
 });
+
+describe("grow after a hand-over", () => {
+  it("never splits a window whose cursor handed over, which would leave a part without a live cursor", () => {
+    const windows = [newWindow(-INF, INF)];
+    const asc = addWalker(windows[0]!, "ASC");
+    const desc = addWalker(windows[0]!, "DESC");
+    acceptPage(asc, [item("a", 0), item("b", 10)]);
+    acceptPage(desc, [item("z", 100_000), item("y", 99_990)]);
+    desc.finished = true;
+    assert.equal(grow(windows, 1, 1), null);
+    assert.equal(windows.length, 1);
+  });
+});
