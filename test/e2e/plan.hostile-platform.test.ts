@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { loadSourceConfig } from "../../src/config.ts";
+import { TOOL_TABLES } from "../../src/db/schema.ts";
 import { seedSource } from "../../src/db/seed.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
 import { syntheticIdentities } from "../../src/synthetic.ts";
@@ -97,6 +98,15 @@ for (const backend of backends) {
         assert.match(r.stderr, /ERROR GET \/v2\/identity\/identities: page 2 brought no item/);
         assert.doesNotMatch(r.stderr, STACK_LINE);
         assert.ok(p.calls["GET /v2/identity/identities"]! <= 2);
+        const h = await target.open();
+        const failed = await h.db
+          .selectFrom(TOOL_TABLES.runs)
+          .select(["status", "error"])
+          .where("status", "=", "failed")
+          .execute()
+          .finally(() => h.close());
+        assert.equal(failed.length, 1, "the run is recorded as failed");
+        assert.match(failed[0]?.error ?? "", /page 2 brought no item/);
       } finally {
         await p.close();
       }
