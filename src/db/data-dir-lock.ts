@@ -16,13 +16,15 @@
  */
 import { randomBytes } from "node:crypto";
 import {
+  closeSync,
+  fstatSync,
   linkSync,
   lstatSync,
+  openSync,
   readFileSync,
   readlinkSync,
   renameSync,
   rmSync,
-  statSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
@@ -190,14 +192,23 @@ function inUse(dataDir: string, seen: Seen, me: Holder): UserError {
 }
 
 function readLock(path: string): Seen | undefined {
-  let text: string;
-  let st: { mtimeMs: number; ino: number };
+  // The content and the mtime must come from the same file: stat() then readFile() by name can
+  // pair an abandoned lock's old mtime with the fresh content of the process that just replaced
+  // it, and that fresh lock would then be judged abandoned and taken over a second time.
+  let fd: number;
   try {
-    st = statSync(path);
-    text = readFileSync(path, "utf8");
+    fd = openSync(path, "r");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw err;
+  }
+  let text: string;
+  let st: { mtimeMs: number; ino: number };
+  try {
+    st = fstatSync(fd);
+    text = readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
   }
   const holder = parseHolder(text);
   const generation = holder?.token ?? `file-${st.ino}-${Math.floor(st.mtimeMs)}`;

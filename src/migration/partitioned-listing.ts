@@ -169,6 +169,17 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
     return true;
   }
 
+  /**
+   * Asks for a cursor's next page. The page travels while the one before it is stored, so its
+   * failure may come before anyone awaits it: observed at once, it is not an unhandled rejection
+   * (which would kill the process) but the rejection the walk meets when it awaits the page.
+   */
+  const ask = (gen: AsyncGenerator<Identity[]>) => {
+    const page = gen.next();
+    page.catch(() => {});
+    return page;
+  };
+
   async function walkOnce(walker: Walker): Promise<void> {
     const gen = o.list({
       limit: pageSize,
@@ -178,11 +189,10 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
       createdAtLt: iso(walker.lt),
       signal,
     });
-    let next: Promise<IteratorResult<Identity[]>> | null = gen.next();
+    let next = ask(gen);
     try {
       for (;;) {
-        const r: IteratorResult<Identity[]> = await (next as Promise<IteratorResult<Identity[]>>);
-        next = null;
+        const r = await next;
         // The window's own query is exhausted: everything in the window has been read.
         if (r.done) {
           walker.window.done = true;
@@ -198,14 +208,13 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
         duplicates += seen.duplicates;
         const more = !crossed && !walker.window.done && !handsOver(walker);
         // The next page travels while this one is stored.
-        if (more) next = gen.next();
+        if (more) next = ask(gen);
         identities += fresh.length;
         await store(fresh);
         rebalance();
         if (!more) return;
       }
     } finally {
-      next?.catch(() => {});
       await gen.return(undefined).catch(() => {});
     }
   }

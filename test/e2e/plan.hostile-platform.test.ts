@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { loadSourceConfig } from "../../src/config.ts";
+import { TOOL_TABLES } from "../../src/db/schema.ts";
 import { seedSource } from "../../src/db/seed.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
 import { syntheticIdentities } from "../../src/synthetic.ts";
@@ -47,8 +48,21 @@ for (const backend of backends) {
       });
       try {
         const dir = join(out, "dup");
+        // One cursor: a second one (opened when the page is slow to come, as on a loaded machine)
+        // would be served the same page with its repeat, and rightly count that one too.
         const r = await runCli(
-          ["plan", "--state", "bulk", "--no-progress", "--json", "--out", dir, ...target.args],
+          [
+            "plan",
+            "--state",
+            "bulk",
+            "--listing-parallelism",
+            "1",
+            "--no-progress",
+            "--json",
+            "--out",
+            dir,
+            ...target.args,
+          ],
           p.env,
         );
         assert.ok(r.code === 0 || r.code === 2, `exit ${r.code}: ${r.stderr}`);
@@ -60,7 +74,7 @@ for (const backend of backends) {
           ),
         );
         const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8")) as RunSummary;
-        assert.equal(summary.requests["GET /v2/identity/identities"]?.anomalies, 1);
+        assert.equal(summary.requests["GET /v2/identity/identities"]?.anomalies, 1, r.stderr);
         assert.equal(summary.source.rows_read, N);
       } finally {
         await p.close();
@@ -84,6 +98,15 @@ for (const backend of backends) {
         assert.match(r.stderr, /ERROR GET \/v2\/identity\/identities: page 2 brought no item/);
         assert.doesNotMatch(r.stderr, STACK_LINE);
         assert.ok(p.calls["GET /v2/identity/identities"]! <= 2);
+        const h = await target.open();
+        const failed = await h.db
+          .selectFrom(TOOL_TABLES.runs)
+          .select(["status", "error"])
+          .where("status", "=", "failed")
+          .execute()
+          .finally(() => h.close());
+        assert.equal(failed.length, 1, "the run is recorded as failed");
+        assert.match(failed[0]?.error ?? "", /page 2 brought no item/);
       } finally {
         await p.close();
       }

@@ -64,6 +64,12 @@ function keepTerminating(admin: string, database: string, everyMs: number) {
     }
   })();
   return {
+    /** Resolves once one more round has terminated a backend (or after `maxMs`). */
+    async nextRound(maxMs = 10_000) {
+      const seen = rounds;
+      const until = Date.now() + maxMs;
+      while (rounds === seen && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    },
     async stop() {
       stop = true;
       await loop;
@@ -203,14 +209,18 @@ describe("lost PostgreSQL connections", {
     const killer = keepTerminating(adminUrl!, databaseOf(url), 40);
     const ids: string[] = [];
     const seqs: number[] = [];
+    let pages = 0;
     try {
       for await (const batch of readSource(handle.db, source)) {
         for (const row of batch.rows) {
           ids.push(row.identityId!);
           seqs.push(row.seq);
         }
-        // Slow the reader a little so terminations land between and during pages.
-        await new Promise((r) => setTimeout(r, 2));
+        // Slow the reader a little so terminations land between and during pages, and every 15
+        // pages wait for the next termination: on a loaded machine the pass must not outrun them.
+        pages += 1;
+        if (pages % 15 === 0) await killer.nextRound();
+        else await new Promise((r) => setTimeout(r, 2));
       }
     } finally {
       const rounds = await killer.stop();

@@ -6,7 +6,7 @@
  * point of two cursors falls on identities sharing one created_at.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { after, afterEach, before, describe, it } from "node:test";
 import { sql } from "kysely";
 import { loadPlatformConfig, type PlatformConfig } from "../../src/config.ts";
 import { insertRun } from "../../src/db/run-queries.ts";
@@ -17,12 +17,19 @@ import { type ListingFigures, listPlatform } from "../../src/migration/snapshot.
 import {
   createPlatformClient,
   type PlatformClient,
+  PlatformError,
   READ_SCOPES,
 } from "../../src/platform/index.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { prng, uuidFrom } from "../../src/synthetic.ts";
 import { craftPlatform } from "../helpers/crafted-dataset.ts";
 import { backends } from "../helpers/db.ts";
+import {
+  type HostileOptions,
+  type HostilePlatform,
+  identityRecord,
+  startHostilePlatform,
+} from "../helpers/hostile-platform.ts";
 import { startProxy, type TestProxy } from "../helpers/http-proxy.ts";
 
 const BASE = Date.parse("2024-03-01T12:00:00.000Z");
@@ -287,3 +294,66 @@ for (const backend of backends) {
     }
   });
 }
+
+describe("a partitioned listing whose platform answers as no platform should", () => {
+  let hostile: HostilePlatform | undefined;
+  let client: PlatformClient | undefined;
+
+  afterEach(async () => {
+    await client?.close();
+    await hostile?.close();
+    [client, hostile] = [undefined, undefined];
+  });
+
+  async function clientOf(opts: HostileOptions): Promise<PlatformClient> {
+    hostile = await startHostilePlatform(opts);
+    const config = loadPlatformConfig(
+      {
+        "api-url": hostile.url,
+        "token-url": `${hostile.url}/oauth2/token`,
+        "client-id": hostile.clientId,
+      },
+      { OAUTH_CLIENT_SECRET: hostile.clientSecret },
+    );
+    client = createPlatformClient(
+      { ...config, rate: 1000, retryBaseMs: 5, retryCapMs: 20 },
+      { scopes: READ_SCOPES, logger: silentLogger },
+    );
+    return client;
+  }
+
+  it("a fatal answer to the page that travels while the page before it is stored rejects the listing, and no rejection goes unhandled", async () => {
+    let n = 0;
+    const c = await clientOf({
+      identitiesList: async () => ({
+        items: ["a", "b", "c"].map(identityRecord),
+        next_page_cursor: `fresh-${++n}`,
+      }),
+    });
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", record);
+    try {
+      await assert.rejects(
+        listPartitioned({
+          list: (o) => c.listIdentities(o),
+          maxParallel: 1,
+          rate: () => 1000,
+          latencyMs: () => null,
+          // Storing outlasts the next page's request, which the runaway guard refuses meanwhile.
+          onPage: () => new Promise((resolve) => setTimeout(resolve, 300)),
+        }),
+        (err: unknown) => {
+          assert.ok(err instanceof PlatformError, String(err));
+          assert.equal(err.classification, "fatal");
+          assert.match(err.message, /^GET \/v2\/identity\/identities: page 2 brought no item/);
+          return true;
+        },
+      );
+      assert.deepEqual(unhandled, []);
+      assert.equal(hostile?.calls["GET /v2/identity/identities"], 2, "the listing stopped there");
+    } finally {
+      process.off("unhandledRejection", record);
+    }
+  });
+});
