@@ -86,6 +86,7 @@ export function requestFigures(m: ClientMetrics): Record<string, EndpointFigures
       retries: v.retries,
       rate_limited: v.rateLimited,
       ambiguous: v.ambiguous,
+      statuses: v.statuses,
       p50_ms: v.latencyMs.p50,
       p95_ms: v.latencyMs.p95,
     };
@@ -95,6 +96,7 @@ export function requestFigures(m: ClientMetrics): Record<string, EndpointFigures
     retries: 0,
     rate_limited: 0,
     ambiguous: 0,
+    statuses: {},
     p50_ms: null,
     p95_ms: null,
   };

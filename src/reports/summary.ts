@@ -5,6 +5,8 @@ export interface EndpointFigures {
   readonly retries: number;
   readonly rate_limited: number;
   readonly ambiguous: number;
+  /** Exchanges by HTTP status (`"200"`), or by failure kind when no answer came (`"timeout"`). */
+  readonly statuses: Record<string, number>;
   readonly p50_ms: number | null;
   readonly p95_ms: number | null;
 }
