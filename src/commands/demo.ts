@@ -91,7 +91,8 @@ export const demoCommand: CommandModule = {
               { mode, run, source, platform },
             );
             summaries.push(summary);
-            process.stderr.write(`\n${renderSummaryTable(summary)}\n\n`);
+            process.stderr.write(`\n${renderSummaryTable(summary)}\n`);
+            process.stderr.write(`  open: ${join(summary.reports.dir, "report.html")}\n\n`);
           } finally {
             await client.close();
           }
@@ -102,6 +103,7 @@ export const demoCommand: CommandModule = {
         process.stdout.write(
           `${JSON.stringify({
             reports: summaries.map((s) => s.reports.dir),
+            report_html: summaries.map((s) => join(s.reports.dir, "report.html")),
             final_missing_client_controls: leftover,
             final_exit_code: last?.exit_code,
             // Duplicates seeded as drift are reported (unexpected_client_control); the tool adds none.

@@ -4,7 +4,9 @@ import type { Kysely } from "kysely";
 import { type DiffRecord, diffPage } from "../db/finding-queries.ts";
 import type { Database } from "../db/schema.ts";
 import { type DiffRow, writeDiffCsv } from "../reports/csv.ts";
+import { writeReportHtml } from "../reports/html/write-report-html.ts";
 import { type RunSummary, writeSummaries } from "../reports/summary.ts";
+import { htmlReportInput } from "./report-html-input.ts";
 
 /**
  * What a finding asks for when no journal entry exists yet (plan runs). Whether a control may be
@@ -58,7 +60,8 @@ export function reportDir(runId: string, out?: string): string {
 }
 
 /**
- * Writes `diff.csv` (streamed from the database) and `summary.json`/`summary.md` into `dir`.
+ * Writes `diff.csv` (streamed from the database), `summary.json`/`summary.md` and `report.html`
+ * (the first diff rows streamed again) into `dir`.
  * Regenerating a run's folder later gives the same files.
  */
 export async function writeRunReport(
@@ -72,5 +75,7 @@ export async function writeRunReport(
   const rows = await writeDiffCsv(csv, diffRows(db, summary.run_id, all));
   const full: RunSummary = { ...summary, reports: { dir, diff_csv: csv, rows } };
   await writeSummaries(join(dir, "summary.json"), join(dir, "summary.md"), full);
+  const html = join(dir, "report.html");
+  await writeReportHtml(html, await htmlReportInput(db, full), diffRows(db, summary.run_id, all));
   return full;
 }
