@@ -13,9 +13,10 @@ import {
   withOptions,
   writeOptions,
 } from "../config.ts";
-import { openDatabase } from "../db/connect.ts";
+import { type DatabaseHandle, openDatabase } from "../db/connect.ts";
 import type { RunMode } from "../db/schema.ts";
-import { UserError } from "../errors.ts";
+import { ExitCode, UserError } from "../errors.ts";
+import { writeMetricsFile } from "../migration/metrics-file.ts";
 import { runPipeline } from "../migration/pipeline.ts";
 import { createProgress } from "../migration/progress.ts";
 import { createPlatformClient, READ_SCOPES, WRITE_SCOPES } from "../platform/index.ts";
@@ -58,7 +59,27 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
     );
   }
   logger.addSecret(platform.clientSecret.reveal());
-  const handle = await openDatabase(global, logger);
+  const startedMs = Date.now();
+  // --metrics-file: written at the end of every run, a failed one too (with what is known).
+  const failed = async (err: unknown, db: DatabaseHandle["db"] | null): Promise<never> => {
+    if (!pipeline.metricsFile) throw err;
+    const interrupted = signal.aborted;
+    await writeMetricsFile(
+      pipeline.metricsFile,
+      db,
+      {
+        mode,
+        runId: null,
+        status: interrupted ? "interrupted" : "failed",
+        exitCode: interrupted ? ExitCode.interrupted : ExitCode.failed,
+        durationS: Math.round((Date.now() - startedMs) / 100) / 10,
+        finishedAt: new Date(),
+      },
+      logger,
+    );
+    throw err;
+  };
+  const handle = await openDatabase(global, logger).catch((err) => failed(err, null));
   const client = createPlatformClient(platform, {
     scopes: writer ? WRITE_SCOPES : READ_SCOPES,
     logger,
@@ -79,9 +100,13 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
       },
       { mode, run: pipeline, source, platform },
     );
+    if (pipeline.metricsFile)
+      await writeMetricsFile(pipeline.metricsFile, handle.db, summary, logger);
     process.stderr.write(`${renderSummaryTable(summary)}\n`);
     if (global.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     return exitCode;
+  } catch (err) {
+    return await failed(err, handle.db);
   } finally {
     await client.close();
     await handle.close();

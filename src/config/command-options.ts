@@ -33,6 +33,14 @@ export const runOptions = {
     group: "run",
     help: "Also list in_sync rows in diff.csv.",
   }),
+  metricsFile: option({
+    flag: "metrics-file",
+    env: "CONTROLS_METRICS_FILE",
+    schema: textSchema,
+    kind: "string",
+    group: "run",
+    help: "At the end of the run (failed runs too), write its figures to this file in the Prometheus text format, atomically, for node_exporter's textfile collector.",
+  }),
 } as const;
 
 /** `report RUN_ID`: the same report options as the run that wrote it. */
