@@ -2,7 +2,9 @@
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { commands } from "./commands/index.ts";
+import { failUsage, NAME_A_COMMAND } from "./commands/usage-error.ts";
 import { globalOptions, withOptions } from "./config.ts";
+import { TOOL_VERSION } from "./version.ts";
 
 /**
  * The thin CLI: strict yargs parsing into one options object, then one command function.
@@ -22,21 +24,20 @@ export async function main(args: string[]): Promise<void> {
     "Global options:",
   )
     .strict()
-    .demandCommand(1, "Name a command; see the list above.")
+    .demandCommand(1, NAME_A_COMMAND)
     .recommendCommands()
     .help()
     .alias("h", "help")
-    .version(false)
-    .wrap(Math.min(110, process.stdout.columns || 100))
-    .epilogue(
-      "Exit codes: 0 done/in sync, 1 failed or aborted, 2 findings to report, 3 some actions failed, 130 interrupted.\nDocs: README.md",
+    .version(TOOL_VERSION)
+    .completion(
+      "completion",
+      "Print the shell completion script (bash, zsh): controls-migrate completion >> ~/.bashrc",
     )
-    .fail((msg, err) => {
-      // yargs' own parse errors (YError) are usage errors; anything else is a bug to surface.
-      if (err && err.name !== "YError") throw err;
-      process.stderr.write(`Error: ${msg ?? err?.message}\nRun with --help for usage.\n`);
-      process.exit(1);
-    });
+    .wrap(Math.min(120, process.stdout.columns || 100))
+    .epilogue(
+      "Exit codes: 0 done/in sync, 1 failed or refused, 2 findings to report, 3 some actions failed, 130 interrupted.\nDocs: README.md",
+    )
+    .fail((msg, err, y) => failUsage(args, msg, err, y));
   for (const c of commands) parser = parser.command(c);
   await parser.parseAsync();
 }

@@ -22,3 +22,17 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 export class UserError extends Error {
   override readonly name = "UserError";
 }
+
+/**
+ * A command stopped by SIGINT/SIGTERM (exit 130). The message says what was kept; when the run can
+ * be continued, `resumeCommand` is printed as the very last line (`Resume with: ...`).
+ */
+export class Interrupted extends Error {
+  override readonly name = "Interrupted";
+  constructor(
+    message: string,
+    readonly resumeCommand?: string,
+  ) {
+    super(message);
+  }
+}

@@ -13,6 +13,7 @@ import { TOOL_SCHEMA } from "../db/schema.ts";
 import { type SeedResult, seedSource } from "../db/seed.ts";
 import { ExitCode } from "../errors.ts";
 import { runCommand } from "./run-command.ts";
+import { NAME_A_DB_COMMAND } from "./usage-error.ts";
 
 const PROGRESS_EVERY_MS = 3000;
 
@@ -103,13 +104,10 @@ const seedCommand: CommandModule = {
 
 /** `db migrate` and `db seed`. */
 export const dbCommand: CommandModule = {
-  command: "db <command>",
+  command: "db",
   describe: "Manage the tool's database (migrate) and seed a synthetic source relation (seed).",
   builder: (y: Argv) =>
-    y
-      .command(migrateCommand)
-      .command(seedCommand)
-      .demandCommand(1, "Name a db command: migrate or seed."),
+    y.command(migrateCommand).command(seedCommand).demandCommand(1, NAME_A_DB_COMMAND),
   handler: () => {},
 };
 

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Argv, CommandModule } from "yargs";
 import {
@@ -15,17 +15,16 @@ import { openDatabase } from "../db/connect.ts";
 import { ensureSchema } from "../db/migrate.ts";
 import { seedSource } from "../db/seed.ts";
 import { ExitCode } from "../errors.ts";
-import { runPipeline } from "../migration/pipeline.ts";
-import { createProgress } from "../migration/progress.ts";
-import { createPlatformClient, READ_SCOPES, WRITE_SCOPES } from "../platform/index.ts";
 import { renderSummaryTable } from "../reports/summary.ts";
 import { startSandbox } from "../sandbox/index.ts";
 import { syntheticIdentities } from "../synthetic.ts";
+import { runWiredPipeline } from "./pipeline-wiring.ts";
 import { runCommand } from "./run-command.ts";
 
 /**
  * The README's main-job command: a whole migration rehearsed on embedded defaults (a fresh PGlite
  * folder and an in-process sandbox), no server and no network. plan → apply --yes → reconcile.
+ * The throwaway database folder is removed at the end unless --keep is given.
  */
 export const demoCommand: CommandModule = {
   command: "demo",
@@ -37,7 +36,7 @@ export const demoCommand: CommandModule = {
       .example("$0 demo --identities 50000 --no-progress", "Bigger, with line logs"),
   handler: (argv) =>
     runCommand(argv as ConfigArgv, async ({ logger, signal, argv: a }) => {
-      const { identities, seed } = loadDemoConfig(a);
+      const { identities, seed, keep } = loadDemoConfig(a);
       mkdirSync(".data", { recursive: true });
       const dataDir = mkdtempSync(join(".data", "demo-"));
       const global = loadGlobalConfig({ ...a, "data-dir": dataDir, "database-url": undefined }, {});
@@ -60,42 +59,33 @@ export const demoCommand: CommandModule = {
           `Seeded ${seeded.rowsWritten} source rows (${Object.values(seeded.anomalies).reduce((x, y) => x + y, 0)} bad) in ${resolve(dataDir)}; sandbox holds ${report.identities} identities, ${report.migrated} already migrated, ${report.driftIdentities} with drift`,
         );
         const seededDuplicates = sandbox.stats().integrity.identitiesWithDuplicateClientSellOnly;
-        const platform = loadPlatformConfig(
-          {
-            "api-url": sandbox.apiUrl,
-            "token-url": sandbox.tokenUrl,
-            "client-id": sandbox.credentials.clientId,
-          },
-          { OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret },
-        );
-        logger.addSecret(platform.clientSecret.reveal());
-        const run = loadPipelineConfig({ reason: "controls-migrate demo" }, {});
+        const configs = {
+          source,
+          platform: loadPlatformConfig(
+            {
+              "api-url": sandbox.apiUrl,
+              "token-url": sandbox.tokenUrl,
+              "client-id": sandbox.credentials.clientId,
+            },
+            { OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret },
+          ),
+          pipeline: loadPipelineConfig({ reason: "controls-migrate demo" }, {}),
+        };
         const summaries = [];
         for (const mode of ["plan", "apply", "reconcile"] as const) {
           if (signal.aborted) break;
-          const client = createPlatformClient(platform, {
-            scopes: mode === "plan" ? READ_SCOPES : WRITE_SCOPES,
+          const { summary } = await runWiredPipeline({
+            mode,
+            configs,
+            global,
+            handle,
             logger,
             signal,
+            confirm: async () => true,
           });
-          try {
-            const { summary } = await runPipeline(
-              {
-                handle,
-                client,
-                logger,
-                signal,
-                progress: createProgress({ enabled: global.progress, logger }),
-                confirm: async () => true,
-              },
-              { mode, run, source, platform },
-            );
-            summaries.push(summary);
-            process.stderr.write(`\n${renderSummaryTable(summary)}\n`);
-            process.stderr.write(`  open: ${join(summary.reports.dir, "report.html")}\n\n`);
-          } finally {
-            await client.close();
-          }
+          summaries.push(summary);
+          process.stderr.write(`\n${renderSummaryTable(summary)}\n`);
+          process.stderr.write(`  open: ${join(summary.reports.dir, "report.html")}\n\n`);
         }
         const last = summaries[summaries.length - 1];
         const leftover = last?.findings.missing_client_control ?? 0;
@@ -121,6 +111,8 @@ export const demoCommand: CommandModule = {
       } finally {
         await sandbox.close();
         await handle.close();
+        if (keep) logger.info(`Kept the demo database in ${resolve(dataDir)} (--keep)`);
+        else rmSync(dataDir, { recursive: true, force: true });
       }
     }),
 };

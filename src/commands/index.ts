@@ -1,18 +1,22 @@
 import type { CommandModule } from "yargs";
 import { dbCommand } from "./db.ts";
 import { demoCommand } from "./demo.ts";
+import { discardCommand } from "./discard.ts";
 import { applyCommand, planCommand, reconcileCommand } from "./pipeline-commands.ts";
 import { reportCommand, runsCommand } from "./runs.ts";
 import { sandboxCommand } from "./sandbox.ts";
+import { versionCommand } from "./version.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: yargs command modules are heterogeneous by design
 export const commands: CommandModule<any, any>[] = [
   planCommand,
   applyCommand,
   reconcileCommand,
+  discardCommand,
   reportCommand,
   runsCommand,
   dbCommand,
   sandboxCommand,
   demoCommand,
+  versionCommand,
 ];

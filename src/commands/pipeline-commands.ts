@@ -1,11 +1,8 @@
-import { createInterface } from "node:readline/promises";
 import type { Argv, CommandModule } from "yargs";
 import {
   applyOptions,
   type Argv as ConfigArgv,
-  loadPipelineConfig,
-  loadPlatformConfig,
-  loadSourceConfig,
+  loadRunConfigs,
   platformOptions,
   reconcileOptions,
   runOptions,
@@ -15,100 +12,69 @@ import {
 } from "../config.ts";
 import { type DatabaseHandle, openDatabase } from "../db/connect.ts";
 import type { RunMode } from "../db/schema.ts";
-import { ExitCode, UserError } from "../errors.ts";
-import { writeMetricsFile } from "../migration/metrics-file.ts";
-import { runPipeline } from "../migration/pipeline.ts";
-import { createProgress } from "../migration/progress.ts";
-import { createPlatformClient, READ_SCOPES, WRITE_SCOPES } from "../platform/index.ts";
+import { UserError } from "../errors.ts";
+import { failedRun, writeMetricsFile } from "../migration/metrics-file.ts";
+import { checkReportDir, reportDir } from "../migration/report.ts";
+import { claimReportDir } from "../reports/report-files.ts";
 import { renderSummaryTable } from "../reports/summary.ts";
-import { redactUrl } from "../secret.ts";
+import { askOnTerminal, confirmationQuestion } from "./confirm-prompt.ts";
+import { runWiredPipeline } from "./pipeline-wiring.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
 
-/** Asks on the terminal; refuses (exit 1) off a terminal without --yes. */
-async function confirmOnTty(
-  mode: RunMode,
-  counts: { creates: number; deletes: number },
-): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    const what = [
-      counts.creates ? `create ${counts.creates} SELL_ONLY client controls` : "",
-      counts.deletes ? `delete ${counts.deletes} unexpected client controls (--prune)` : "",
-    ]
-      .filter(Boolean)
-      .join(" and ");
-    const answer = await rl.question(
-      `${mode} will ${what} on the platform. Type "yes" to go ahead: `,
-    );
-    return answer.trim().toLowerCase() === "yes";
-  } finally {
-    rl.close();
-  }
-}
-
-/** The body shared by plan, apply and reconcile. */
+/**
+ * The body shared by plan, apply and reconcile: every setting checked (all problems at once) and
+ * the report folder proven writable before the database is opened or a request is sent.
+ */
 export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promise<number> {
   const { argv, global, logger, signal } = ctx;
-  const pipeline = loadPipelineConfig(argv);
-  const source = loadSourceConfig(argv);
-  const platform = loadPlatformConfig(argv);
+  const configs = loadRunConfigs(argv);
+  const { pipeline, platform } = configs;
   const writer = mode !== "plan";
   if (writer && !pipeline.yes && !process.stdin.isTTY) {
     throw new UserError(
       `${mode} writes to the platform and needs confirmation: pass --yes, or run it on a terminal to confirm interactively. Try \`controls-migrate plan\` first to see what it would do.`,
     );
   }
-  logger.addSecret(platform.clientSecret.reveal());
+  await checkReportDir(pipeline.out);
+  // Another run's report there is refused before any work, not after an apply's last create.
+  if (pipeline.out)
+    await claimReportDir(reportDir("", pipeline.out), pipeline.resume, pipeline.force);
   const startedMs = Date.now();
+  let runId: string | null = null;
   // --metrics-file: written at the end of every run, a failed one too (with what is known).
   const failed = async (err: unknown, db: DatabaseHandle["db"] | null): Promise<never> => {
-    if (!pipeline.metricsFile) throw err;
-    const interrupted = signal.aborted;
-    await writeMetricsFile(
-      pipeline.metricsFile,
-      db,
-      {
-        mode,
-        runId: null,
-        status: interrupted ? "interrupted" : "failed",
-        exitCode: interrupted ? ExitCode.interrupted : ExitCode.failed,
-        durationS: Math.round((Date.now() - startedMs) / 100) / 10,
-        finishedAt: new Date(),
-      },
-      logger,
-    );
+    if (pipeline.metricsFile) {
+      const run = failedRun(mode, runId, err, signal.aborted, startedMs);
+      await writeMetricsFile(pipeline.metricsFile, db, run, logger);
+    }
     throw err;
   };
   const handle = await openDatabase(global, logger).catch((err) => failed(err, null));
-  const client = createPlatformClient(platform, {
-    scopes: writer ? WRITE_SCOPES : READ_SCOPES,
-    logger,
-    signal,
-  });
   try {
-    const { summary, exitCode } = await runPipeline(
-      {
-        handle,
-        client,
-        logger,
-        signal,
-        progress: createProgress({ enabled: global.progress, logger }),
-        confirm: async (counts) => pipeline.yes || confirmOnTty(mode, counts),
-        databaseLabel: global.databaseUrl
-          ? redactUrl(global.databaseUrl)
-          : `pglite:${global.dataDir}`,
+    const result = await runWiredPipeline({
+      mode,
+      configs,
+      global,
+      handle,
+      logger,
+      signal,
+      confirm: async (writes) =>
+        pipeline.yes || askOnTerminal(confirmationQuestion(mode, writes, platform), signal),
+      onRunStarted: (id) => {
+        runId = id;
+        ctx.noteRun(id);
       },
-      { mode, run: pipeline, source, platform },
-    );
+    });
     if (pipeline.metricsFile)
-      await writeMetricsFile(pipeline.metricsFile, handle.db, summary, logger);
-    process.stderr.write(`${renderSummaryTable(summary)}\n`);
-    if (global.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-    return exitCode;
+      await writeMetricsFile(pipeline.metricsFile, handle.db, result.summary, logger);
+    process.stderr.write(`${renderSummaryTable(result.summary)}\n`);
+    if (global.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);
+    // The very last line after an interruption: how to go on.
+    if (result.resumeCommand) process.stderr.write(`Resume with: ${result.resumeCommand}\n`);
+    return result.exitCode;
   } catch (err) {
     return await failed(err, handle.db);
   } finally {
-    await client.close();
     await handle.close();
   }
 }

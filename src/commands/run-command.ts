@@ -1,5 +1,5 @@
 import { type Argv, type GlobalConfig, loadGlobalConfig } from "../config.ts";
-import { ExitCode, UserError } from "../errors.ts";
+import { ExitCode, Interrupted } from "../errors.ts";
 import { createLogger, type Logger } from "../log.ts";
 
 /** What every command handler receives: the compiled global options, a logger, a cancel signal. */
@@ -9,12 +9,15 @@ export interface CommandContext {
   readonly logger: Logger;
   /** Aborted on the first SIGINT/SIGTERM; commands stop cleanly and keep what they wrote. */
   readonly signal: AbortSignal;
+  /** Tells which run the command works on, so that a failure can name it (`--json`: `run_id`). */
+  readonly noteRun: (runId: string) => void;
 }
 
 /**
  * Runs one command body and turns its outcome into an exit code. The only place that maps errors
- * to exit codes and prints them: a UserError prints its message; anything else prints its message
- * and, with --log-level debug, its stack.
+ * to exit codes and prints them: an error prints its message (a UserError names what to fix), and
+ * with --log-level debug its stack; an Interrupted also prints the command that resumes, last.
+ * With --json a failure also prints one `{"error": {...}}` object on stdout.
  */
 export async function runCommand(
   argv: Argv,
@@ -28,35 +31,46 @@ export async function runCommand(
       process.stderr.write(`\nSecond ${sig}: exiting now.\n`);
       process.exit(ExitCode.interrupted);
     }
+    // Abort first: its listeners stop the progress bar before this message is printed.
+    controller.abort(new Error(`interrupted by ${sig}`));
     process.stderr.write(
       `\n${sig} received: finishing in-flight work and stopping (press again to force).\n`,
     );
-    controller.abort(new Error(`interrupted by ${sig}`));
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
 
   let logger: Logger = createLogger({ level: "info" });
   let debug = false;
+  let runId: string | undefined;
   try {
     const global = loadGlobalConfig(argv);
     logger = createLogger({ level: global.logLevel });
     debug = global.logLevel === "debug";
-    const code = await body({ argv, global, logger, signal: controller.signal });
+    const noteRun = (id: string) => {
+      runId = id;
+    };
+    const code = await body({ argv, global, logger, signal: controller.signal, noteRun });
     process.exitCode =
       controller.signal.aborted && code === ExitCode.ok ? ExitCode.interrupted : code;
   } catch (err) {
-    if (err instanceof UserError) {
-      logger.error(err.message);
-    } else if (controller.signal.aborted) {
-      logger.error(`Stopped: ${(err as Error).message}. The run can be resumed.`);
-      process.exitCode = ExitCode.interrupted;
-      return;
-    } else {
-      logger.error(err instanceof Error ? err.message : String(err));
+    const message = err instanceof Error ? err.message : String(err);
+    const interrupted = err instanceof Interrupted || controller.signal.aborted;
+    const exitCode = interrupted ? ExitCode.interrupted : ExitCode.failed;
+    if (argv.json === true) {
+      const error = { message, exit_code: exitCode, ...(runId ? { run_id: runId } : {}) };
+      process.stdout.write(`${JSON.stringify({ error })}\n`);
     }
-    if (debug && err instanceof Error && err.stack) logger.debug(err.stack);
-    process.exitCode = ExitCode.failed;
+    if (err instanceof Interrupted) {
+      logger.error(message);
+      if (err.resumeCommand) process.stderr.write(`Resume with: ${err.resumeCommand}\n`);
+    } else if (interrupted) {
+      logger.error(`Stopped: ${message}.`);
+    } else {
+      logger.error(message);
+      if (debug && err instanceof Error && err.stack) logger.debug(err.stack);
+    }
+    process.exitCode = exitCode;
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);

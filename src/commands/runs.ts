@@ -12,13 +12,15 @@ import { openDatabase } from "../db/connect.ts";
 import { ensureSchema } from "../db/migrate.ts";
 import { getRun, listRuns } from "../db/run-queries.ts";
 import { ExitCode, UserError } from "../errors.ts";
-import { reportDir, writeRunReport } from "../migration/report.ts";
+import { checkReportDir, reportDir, writeRunReport } from "../migration/report.ts";
+import { renderRunsTable, shownStatus } from "../reports/runs-table.ts";
 import type { RunSummary } from "../reports/summary.ts";
 import { runCommand } from "./run-command.ts";
 
 export const runsCommand: CommandModule = {
   command: "runs",
-  describe: "List runs with their mode, status, counts and start time (newest first).",
+  describe:
+    "List runs, newest first: mode, status (a running run without a heartbeat for a minute shows as stale), exit code, start time, error, counts.",
   builder: (y: Argv) =>
     withOptions(y, runsOptions, "Runs:")
       .example("$0 runs --limit 5", "The five latest runs")
@@ -30,22 +32,26 @@ export const runsCommand: CommandModule = {
       try {
         await ensureSchema(handle.db, logger);
         const runs = await listRuns(handle.db, limit);
-        for (const r of runs) {
-          const counts = Object.entries(r.counts ?? {})
-            .filter(([, v]) => v > 0)
-            .map(([k, v]) => `${k}=${v}`)
-            .join(" ");
-          if (global.json) {
-            process.stdout.write(
-              `${JSON.stringify({ id: r.id, mode: r.mode, status: r.status, exit_code: r.exit_code, started_at: r.started_at, finished_at: r.finished_at, counts: r.counts })}\n`,
-            );
-          } else {
-            process.stdout.write(
-              `${r.id}  ${r.mode.padEnd(9)} ${r.status.padEnd(11)} exit ${String(r.exit_code ?? "-").padEnd(3)} ${r.started_at.toISOString()}  ${counts}\n`,
-            );
+        const now = new Date();
+        if (global.json) {
+          for (const r of runs) {
+            const listed = {
+              id: r.id,
+              mode: r.mode,
+              status: r.status,
+              stale: shownStatus(r, now) !== r.status,
+              exit_code: r.exit_code,
+              started_at: r.started_at,
+              finished_at: r.finished_at,
+              heartbeat_at: r.heartbeat_at,
+              error: r.error,
+              source_rows_read: r.source_rows_read,
+              counts: r.counts,
+            };
+            process.stdout.write(`${JSON.stringify(listed)}\n`);
           }
-        }
-        if (runs.length === 0 && !global.json) process.stdout.write("No runs yet.\n");
+        } else if (runs.length === 0) process.stdout.write("No runs yet.\n");
+        else process.stdout.write(`${renderRunsTable(runs, now)}\n`);
         return ExitCode.ok;
       } finally {
         await handle.close();
@@ -68,6 +74,7 @@ export const reportCommand: CommandModule = {
   handler: (argv) =>
     runCommand(argv as ConfigArgv, async ({ global, logger, argv: a }) => {
       const { out, all } = loadReportConfig(a);
+      await checkReportDir(out);
       const handle = await openDatabase(global, logger);
       try {
         await ensureSchema(handle.db, logger);

@@ -23,7 +23,7 @@ export const runOptions = {
     schema: textSchema,
     kind: "string",
     group: "run",
-    help: "Report folder.",
+    help: "Report folder; checked (a folder you can write, not under /proc or /sys) and created before any request.",
   }),
   all: option({
     flag: "all",
@@ -32,6 +32,14 @@ export const runOptions = {
     kind: "boolean",
     group: "run",
     help: "Also list in_sync rows in diff.csv.",
+  }),
+  force: option({
+    flag: "force",
+    default: false,
+    schema: booleanSchema,
+    kind: "boolean",
+    group: "run",
+    help: "Write the report into a folder that holds another run's report, replacing it.",
   }),
   metricsFile: option({
     flag: "metrics-file",
@@ -179,5 +187,13 @@ export const demoOptions = {
     kind: "string",
     group: "demo",
     help: "Seed of the synthetic data.",
+  }),
+  keep: option({
+    flag: "keep",
+    default: false,
+    schema: booleanSchema,
+    kind: "boolean",
+    group: "demo",
+    help: "Keep the demo's throwaway database folder (.data/demo-*) instead of removing it.",
   }),
 } as const;

@@ -17,7 +17,12 @@ import {
   writeOptions,
 } from "./command-options.ts";
 import type { OptionDef, OptionTable, OptionValues } from "./option-def.ts";
-import { globalOptions, platformOptions, sourceOptions } from "./options.ts";
+import {
+  globalOptions,
+  PLATFORM_RATE_LIMIT_RPS,
+  platformOptions,
+  sourceOptions,
+} from "./options.ts";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 export type Argv = Readonly<Record<string, unknown>>;
@@ -52,6 +57,11 @@ function originOf(def: OptionDef, argv: Argv, env: Env): Origin | undefined {
   const fromEnv = def.env ? env[def.env] : undefined;
   if (fromEnv !== undefined && fromEnv !== "") return { raw: fromEnv, name: `env ${def.env}` };
   return undefined;
+}
+
+/** How the user gave an option: `--rate` or `env CONTROLS_RATE` (undefined: the default). */
+export function givenAs(def: OptionDef, argv: Argv, env: Env): string | undefined {
+  return originOf(def, argv, env)?.name;
 }
 
 /** How to name a missing option: `--api-url (or env API_BASE_URL)`. */
@@ -136,10 +146,45 @@ export function loadSourceConfig(argv: Argv, env: Env = process.env): SourceConf
  */
 export function loadPlatformConfig(argv: Argv, env: Env = process.env): PlatformConfig {
   const problems: string[] = [];
+  const platform = readPlatform(argv, env, problems);
+  refuseProblems(problems);
+  return platform;
+}
+
+/** The platform config, its problems appended to `problems` (then the result is unusable). */
+function readPlatform(argv: Argv, env: Env, problems: string[]): PlatformConfig {
   const { clientSecretFile, ...values } = readTable(platformOptions, argv, env, problems);
   const secret = readSecret(clientSecretFile, env, problems);
-  refuseProblems(problems);
+  if (values.rate > PLATFORM_RATE_LIMIT_RPS && !values.allowRateAboveLimit) {
+    const name = givenAs(platformOptions.rate, argv, env) ?? "--rate";
+    problems.push(
+      `${name} ${values.rate} is above the platform's limit of ${PLATFORM_RATE_LIMIT_RPS} requests/s per endpoint. One 429 stops every request from your address, production traffic included, for five minutes. Pass --allow-rate-above-limit only for a platform or sandbox with a higher limit.`,
+    );
+  }
   return Object.freeze({ ...values, clientSecret: new Secret(secret ?? ""), tokenRps: 1 });
+}
+
+/** What plan, apply and reconcile need, beyond the global options. */
+export interface RunConfigs {
+  readonly source: SourceConfig;
+  readonly platform: PlatformConfig;
+  readonly pipeline: PipelineConfig;
+}
+
+/**
+ * The source, platform and pipeline options of plan/apply/reconcile, every problem of the three
+ * reported together (missing URLs, client id and secret, malformed numbers...).
+ *
+ * @example
+ *   const { source, platform, pipeline } = loadRunConfigs(argv);
+ */
+export function loadRunConfigs(argv: Argv, env: Env = process.env): RunConfigs {
+  const problems: string[] = [];
+  const source = readTable(sourceOptions, argv, env, problems);
+  const platform = readPlatform(argv, env, problems);
+  const pipeline = readTable(pipelineTable, argv, env, problems);
+  refuseProblems(problems);
+  return { source, platform, pipeline };
 }
 
 /** The secret from its file, else from env OAUTH_CLIENT_SECRET; never from a flag. */
@@ -173,8 +218,10 @@ function readSecret(file: string | undefined, env: Env, problems: string[]): str
  *   loadPipelineConfig({ limit: "20", yes: true }).limit // 20
  */
 export function loadPipelineConfig(argv: Argv, env: Env = process.env): PipelineConfig {
-  return load({ ...runOptions, ...writeOptions, ...applyOptions, ...reconcileOptions }, argv, env);
+  return load(pipelineTable, argv, env);
 }
+
+const pipelineTable = { ...runOptions, ...writeOptions, ...applyOptions, ...reconcileOptions };
 
 /**
  * `runs`: how many to list.

@@ -176,7 +176,15 @@ export const platformOptions = {
     schema: numberSchema({ min: 0.1, max: 10_000 }),
     kind: "string",
     group: "platform",
-    help: `Requests/s per endpoint (the platform allows ${PLATFORM_RATE_LIMIT_RPS}).`,
+    help: `Requests/s per endpoint. The platform allows ${PLATFORM_RATE_LIMIT_RPS}; above it needs --allow-rate-above-limit.`,
+  }),
+  allowRateAboveLimit: option({
+    flag: "allow-rate-above-limit",
+    default: false,
+    schema: booleanSchema,
+    kind: "boolean",
+    group: "platform",
+    help: `Allow --rate above ${PLATFORM_RATE_LIMIT_RPS}, for a platform or sandbox with a higher limit. On the real platform one 429 stops every request from your address, production included, for five minutes.`,
   }),
   concurrency: option({
     flag: "concurrency",

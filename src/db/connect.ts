@@ -1,15 +1,17 @@
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
-import { Kysely, PostgresDialect } from "kysely";
+import { Kysely } from "kysely";
 import { PGliteDialect } from "kysely-pglite-dialect";
 import pg from "pg";
-import Cursor from "pg-cursor";
 import type { GlobalConfig } from "../config.ts";
-import { UserError } from "../errors.ts";
-import type { Logger } from "../log.ts";
-import { redactUrl } from "../secret.ts";
+import { ExitCode, UserError } from "../errors.ts";
+import { type Logger, silentLogger } from "../log.ts";
+import { connectionSecrets, postgresTarget, redactUrl } from "../secret.ts";
+import { markAbandonedRunsInterrupted } from "./abandoned-runs.ts";
 import { acquireDataDirLock, type DataDirLock } from "./data-dir-lock.ts";
+import { Reconnector } from "./reconnect.ts";
+import { createReconnectingKysely } from "./reconnecting-kysely.ts";
 import type { Database } from "./schema.ts";
 
 export type Backend = "postgres" | "pglite";
@@ -18,11 +20,22 @@ export type Backend = "postgres" | "pglite";
 export interface DatabaseHandle {
   readonly db: Kysely<Database>;
   readonly backend: Backend;
+  /** PostgreSQL only: the pool (for dedicated sessions, e.g. the writer lock) and its reconnector. */
+  readonly postgres?: PostgresSession;
   close(): Promise<void>;
+}
+
+/** What a PostgreSQL handle offers besides `db`. */
+export interface PostgresSession {
+  readonly pool: pg.Pool;
+  /** Every unit of work on `db` goes through it; dedicated sessions use it to reconnect. */
+  readonly reconnect: Reconnector;
 }
 
 const POOL_SIZE = 10;
 const INT8_OID = 20;
+/** A connect attempt to a server that does not answer fails after this, and is retried. */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * Opens the tool's database: PostgreSQL when `global.databaseUrl` is set, otherwise the embedded
@@ -34,18 +47,36 @@ const INT8_OID = 20;
  *   try { await ensureSchema(handle.db, logger); } finally { await handle.close(); }
  */
 export async function openDatabase(global: GlobalConfig, logger: Logger): Promise<DatabaseHandle> {
-  if (global.databaseUrl !== undefined) return openPostgres(global.databaseUrl, logger);
-  return openPglite(global.dataDir, logger);
+  const handle =
+    global.databaseUrl !== undefined
+      ? await openPostgres(global.databaseUrl, global.dbRetryS, logger)
+      : await openPglite(global.dataDir, logger);
+  try {
+    // The database is reachable again: runs that a lost connection (or a kill) left "running"
+    // are marked interrupted now, whichever command opened it.
+    await markAbandonedRunsInterrupted(handle, logger);
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+  return handle;
 }
 
 /**
  * A `pg` pool whose int8 (bigint, bigserial, count(*)) values are numbers, like PGlite's. The parser
  * is set on this pool only, never on the process-wide `pg.types`.
+ *
+ * Every client gets an 'error' listener when it connects. The pool listens only on idle clients;
+ * a checked-out client (a query in flight, the writer lock's session) whose server goes away emits
+ * 'error', and unheard that crashes the process. The failure itself reaches whoever uses the
+ * client, through the failing query or the lock's own listener.
  */
 export function createPgPool(connectionString: string, max = POOL_SIZE): pg.Pool {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString,
     max,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
     types: {
       getTypeParser: ((oid: number, format?: "text" | "binary") =>
         oid === INT8_OID && format !== "binary"
@@ -53,12 +84,19 @@ export function createPgPool(connectionString: string, max = POOL_SIZE): pg.Pool
           : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
+  pool.on("connect", (client) => client.on("error", ignoreClientError));
+  // An idle client losing its server emits on the pool; the pool drops it and the next checkout
+  // gets a fresh connection.
+  pool.on("error", ignoreClientError);
+  return pool;
 }
 
-async function openPostgres(url: string, logger: Logger): Promise<DatabaseHandle> {
+function ignoreClientError(): void {}
+
+async function openPostgres(url: string, retryS: number, logger: Logger): Promise<DatabaseHandle> {
+  // Whatever the driver or the server might echo, the credentials never reach a log line.
+  for (const secret of connectionSecrets(url)) logger.addSecret(secret);
   const pool = createPgPool(url);
-  // An idle client losing its server emits on the pool; unhandled, that would crash the process.
-  pool.on("error", (err) => logger.warn(`PostgreSQL connection lost: ${err.message}`));
   try {
     const client = await pool.connect();
     client.release();
@@ -69,7 +107,13 @@ async function openPostgres(url: string, logger: Logger): Promise<DatabaseHandle
     );
   }
   logger.debug(`Connected to PostgreSQL at ${redactUrl(url)}`);
-  return wrapPgPool(pool);
+  return wrapPgPool(pool, { retryS, logger, target: describeTarget(url) });
+}
+
+/** `PostgreSQL host:port/database`: where the database is, with no credential. */
+function describeTarget(url: string): string {
+  const t = postgresTarget(url);
+  return `PostgreSQL ${t.host}:${t.port}/${t.database}`;
 }
 
 async function openPglite(dataDir: string, logger: Logger): Promise<DatabaseHandle> {
@@ -81,7 +125,13 @@ async function openPglite(dataDir: string, logger: Logger): Promise<DatabaseHand
       `Cannot create the embedded database folder ${dir} (set with --data-dir or env CONTROLS_DATA_DIR): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
     );
   }
-  const lock = acquireDataDirLock(dir);
+  const lock = acquireDataDirLock(dir, {
+    // Another process judged this one gone and took the folder over: writing on would corrupt it.
+    onCompromised: (err) => {
+      logger.error(err.message);
+      process.exit(ExitCode.failed);
+    },
+  });
   let pglite: PGlite;
   try {
     pglite = new PGlite(dir);
@@ -119,27 +169,53 @@ export function wrapPglite(pglite: PGlite, lock?: DataDirLock): DatabaseHandle {
   });
 }
 
-/**
- * Wraps an existing pg pool (streaming via pg-cursor enabled). The handle owns it: `close()` ends
- * the pool. Build the pool with {@link createPgPool} so int8 values are numbers.
- *
- * @example
- *   const handle = wrapPgPool(createPgPool("postgres://127.0.0.1/app"));
- */
-export function wrapPgPool(pool: pg.Pool): DatabaseHandle {
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
-  return handle(db, "postgres", async () => {
-    await db.destroy();
-    // Kysely skips the driver's destroy() (which ends the pool) when no query ever ran.
-    if (!pool.ended) await pool.end();
-  });
+export interface WrapPgPoolOptions {
+  /** Seconds to retry a lost connection (--db-retry-s); 60 by default. */
+  readonly retryS?: number;
+  readonly logger?: Logger;
+  /** Where the database is, for messages (never a password). */
+  readonly target?: string;
 }
 
-function handle(db: Kysely<Database>, backend: Backend, release: () => Promise<void>) {
+/**
+ * Wraps an existing pg pool (streaming via pg-cursor enabled). The handle owns it: `close()` ends
+ * the pool. Build the pool with {@link createPgPool} so int8 values are numbers and a lost
+ * connection never crashes the process. Work whose connection is lost is retried on a fresh one
+ * for `retryS` seconds (see `reconnecting-kysely.ts`).
+ *
+ * @example
+ *   const handle = wrapPgPool(createPgPool("postgres://127.0.0.1/app"), { retryS: 60, logger });
+ */
+export function wrapPgPool(pool: pg.Pool, options: WrapPgPoolOptions = {}): DatabaseHandle {
+  const reconnect = new Reconnector({
+    retryS: options.retryS ?? 60,
+    logger: options.logger ?? silentLogger,
+    target: options.target ?? "PostgreSQL",
+  });
+  const db = createReconnectingKysely(pool, reconnect);
+  return handle(
+    db,
+    "postgres",
+    async () => {
+      await db.destroy();
+      // Kysely skips the driver's destroy() (which ends the pool) when no query ever ran.
+      if (!pool.ended) await pool.end();
+    },
+    Object.freeze({ pool, reconnect }),
+  );
+}
+
+function handle(
+  db: Kysely<Database>,
+  backend: Backend,
+  release: () => Promise<void>,
+  postgres?: PostgresSession,
+): DatabaseHandle {
   let closing: Promise<void> | undefined;
   return Object.freeze({
     db,
     backend,
+    postgres,
     close: () => {
       closing ??= release();
       return closing;

@@ -20,6 +20,9 @@ export interface IdentityStateRow {
 /**
  * One page of the join source ⟗ snapshot, keyed by identity id: every valid source candidate and
  * every observed identity holding a SELL_ONLY, with its flags and its active controls as JSON.
+ *
+ * @example
+ *   const rows = await identityStatesPage(db, runId, null, 1000);
  */
 export async function identityStatesPage(
   db: Kysely<Database>,
@@ -66,20 +69,35 @@ export async function identityStatesPage(
   }));
 }
 
+/**
+ * Inserts findings and returns their ids, in order (the journal's actions point at them).
+ *
+ * @example
+ *   const [id] = await insertFindings(trx, [{ run_id, identity_id, finding: "missing_client_control" }]);
+ */
 export async function insertFindings(db: Kysely<Database>, rows: NewFinding[]): Promise<number[]> {
   if (rows.length === 0) return [];
   const out = await db.insertInto(TOOL_TABLES.findings).values(rows).returning("id").execute();
   return out.map((r) => Number(r.id));
 }
 
-/** Invalid source rows (and warnings on kept rows) become findings straight from SQL. */
+/**
+ * Invalid source rows (and warnings on kept rows) become findings straight from SQL.
+ *
+ * @example
+ *   await insertInvalidRowFindings(db, runId);
+ */
 export async function insertInvalidRowFindings(db: Kysely<Database>, runId: string): Promise<void> {
+  // Each statement inserts all of its rows or none, and is skipped when they are already there:
+  // run again after a lost connection, it never doubles the findings.
   await sql`
     insert into ${sql.table(TOOL_TABLES.findings)} (run_id, identity_id, finding, user_disabled, admin_disabled, detail)
     select run_id, identity_id, 'invalid_source_row', user_disabled, admin_disabled,
            anomaly || coalesce(': ' || anomaly_detail, '')
     from ${sql.table(TOOL_TABLES.sourceRows)}
     where run_id = ${runId} and anomaly is not null and valid is not true
+      and not exists (select 1 from controls_migration.findings
+                      where run_id = ${runId} and finding = 'invalid_source_row')
     order by seq
   `.execute(db);
   // Rows kept despite a warning (a non-UUID id under --non-uuid-ids warn) are reported too.
@@ -89,10 +107,18 @@ export async function insertInvalidRowFindings(db: Kysely<Database>, runId: stri
            anomaly || coalesce(': ' || anomaly_detail, '')
     from ${sql.table(TOOL_TABLES.sourceRows)}
     where run_id = ${runId} and anomaly is not null and valid and seq > 0
+      and not exists (select 1 from controls_migration.findings
+                      where run_id = ${runId} and finding = 'source_warning')
     order by seq
   `.execute(db);
 }
 
+/**
+ * A run's findings counted by kind.
+ *
+ * @example
+ *   await countFindings(db, runId) // { in_sync: 900, missing_client_control: 100 }
+ */
 export async function countFindings(
   db: Kysely<Database>,
   runId: string,
@@ -106,7 +132,12 @@ export async function countFindings(
   return Object.fromEntries(rows.map((r) => [r.finding, Number(r.n)]));
 }
 
-/** Findings that appear in `runId` but not in `previousRunId` (new) and the reverse (resolved). */
+/**
+ * Findings that appear in `runId` but not in `previousRunId` (new) and the reverse (resolved).
+ *
+ * @example
+ *   const { newFindings, resolvedFindings } = await findingChanges(db, runId, prev.id);
+ */
 export async function findingChanges(
   db: Kysely<Database>,
   runId: string,
@@ -153,7 +184,12 @@ export interface DiffRecord {
   at: Date | null;
 }
 
-/** One page of a run's findings with the latest journal entry of each, keyset by finding id. */
+/**
+ * One page of a run's findings with the latest journal entry of each, keyset by finding id.
+ *
+ * @example
+ *   const page = await diffPage(db, runId, 0, 1000, false);
+ */
 export async function diffPage(
   db: Kysely<Database>,
   runId: string,

@@ -1,3 +1,8 @@
+/**
+ * The actions journal: one row per intended platform write, from `pending` through `in_flight`
+ * (committed before the request) to its outcome. Every `updated_at` is the database server's
+ * clock, never a client's: runs on several hosts compare them (see {@link stalePendingPage}).
+ */
 import { type Kysely, sql } from "kysely";
 import {
   type Action,
@@ -9,8 +14,15 @@ import {
 } from "./schema.ts";
 
 const T = TOOL_TABLES.actions;
+const serverNow = () => sql<Date>`now()`;
 
-/** Inserts actions; a repeat of the same (run, identity, action, control) is ignored. */
+/**
+ * Inserts actions; a repeat of the same (run, identity, action, control) is ignored.
+ *
+ * @example
+ *   await insertActions(trx, [{ run_id, identity_id, action: "create", control_type: "SELL_ONLY",
+ *     control_key: "SELL_ONLY:client", status: "pending" }]);
+ */
 export async function insertActions(db: Kysely<Database>, rows: NewAction[]): Promise<number> {
   if (rows.length === 0) return 0;
   const r = await db
@@ -21,7 +33,12 @@ export async function insertActions(db: Kysely<Database>, rows: NewAction[]): Pr
   return Number(r.numInsertedOrUpdatedRows ?? 0);
 }
 
-/** Actions of a run in the given states, in id order after `afterId` (keyset, constant memory). */
+/**
+ * Actions of a run in the given states, in id order after `afterId` (keyset, constant memory).
+ *
+ * @example
+ *   const page = await actionsPage(db, runId, ["pending"], 0, 500);
+ */
 export async function actionsPage(
   db: Kysely<Database>,
   runId: string,
@@ -40,6 +57,13 @@ export async function actionsPage(
     .execute();
 }
 
+/**
+ * Sets fields of one action (its status, outcome, error...) and stamps it with the server's time.
+ * Idempotent: the same patch applied twice leaves the same row.
+ *
+ * @example
+ *   await updateAction(db, a.id, { status: "succeeded", outcome: "created", result_control_id: id });
+ */
 export async function updateAction(
   db: Kysely<Database>,
   id: number,
@@ -47,20 +71,47 @@ export async function updateAction(
 ): Promise<void> {
   await db
     .updateTable(T)
-    .set({ ...patch, updated_at: new Date() })
+    .set({ ...patch, updated_at: serverNow() })
     .where("id", "=", id)
     .execute();
 }
 
-/** Marks an action in_flight and counts the attempt; committed before the request is sent. */
+/**
+ * Marks an action in_flight and counts the attempt; committed before the request is sent. (Sent
+ * again after a lost connection, the attempt may be counted twice; the journal's state is right.)
+ *
+ * @example
+ *   await markInFlight(db, a.id); // then send the create
+ */
 export async function markInFlight(db: Kysely<Database>, id: number): Promise<void> {
   await db
     .updateTable(T)
-    .set({ status: "in_flight", attempts: sql`attempts + 1`, updated_at: new Date() })
+    .set({ status: "in_flight", attempts: sql`attempts + 1`, updated_at: serverNow() })
     .where("id", "=", id)
     .execute();
 }
 
+/**
+ * Pending actions marked as re-read now: their knowledge is fresh again.
+ *
+ * @example
+ *   await touchActions(db, [12, 13]);
+ */
+export async function touchActions(db: Kysely<Database>, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable(T)
+    .set({ updated_at: serverNow() })
+    .where("id", "in", [...ids])
+    .execute();
+}
+
+/**
+ * Action counts of a run by `status:outcome` (or `status` when there is no outcome).
+ *
+ * @example
+ *   await countActionsByStatus(db, runId) // { "succeeded:created": 12, pending: 3 }
+ */
 export async function countActionsByStatus(
   db: Kysely<Database>,
   runId: string,
@@ -102,7 +153,12 @@ export async function countActionsPerStatus(
   return out;
 }
 
-/** Pending creates and deletes of a run: what a writer asks confirmation for. */
+/**
+ * Pending creates and deletes of a run: what a writer asks confirmation for.
+ *
+ * @example
+ *   const { creates, deletes } = await countPendingByAction(db, runId);
+ */
 export async function countPendingByAction(
   db: Kysely<Database>,
   runId: string,
@@ -118,6 +174,12 @@ export async function countPendingByAction(
   return { creates: n("create"), deletes: n("delete") };
 }
 
+/**
+ * Actions of a run that are not final yet (pending, in_flight or ambiguous).
+ *
+ * @example
+ *   if ((await countNotFinal(db, runId)) > 0) status = "failed";
+ */
 export async function countNotFinal(db: Kysely<Database>, runId: string): Promise<number> {
   const r = await db
     .selectFrom(T)
@@ -128,7 +190,13 @@ export async function countNotFinal(db: Kysely<Database>, runId: string): Promis
   return Number(r.n);
 }
 
-/** Leftover pending actions of a run become skipped with the given outcome (canary --limit, superseded). */
+/**
+ * Leftover pending actions of a run become skipped with the given outcome (canary --limit,
+ * superseded).
+ *
+ * @example
+ *   await skipPending(db, runId, "not_run_limit");
+ */
 export async function skipPending(
   db: Kysely<Database>,
   runId: string,
@@ -136,14 +204,20 @@ export async function skipPending(
 ): Promise<number> {
   const r = await db
     .updateTable(T)
-    .set({ status: "skipped", outcome, updated_at: new Date() })
+    .set({ status: "skipped", outcome, updated_at: serverNow() })
     .where("run_id", "=", runId)
     .where("status", "=", "pending")
     .executeTakeFirst();
   return Number(r.numUpdatedRows);
 }
 
-/** Identities the tool created controls for in any earlier run, and are not in this run's source rows. */
+/**
+ * Identities the tool created controls for in any earlier run, and are not in this run's source
+ * rows.
+ *
+ * @example
+ *   const earlier = await journalIdentitiesOutsideSource(db, runId);
+ */
 export async function journalIdentitiesOutsideSource(
   db: Kysely<Database>,
   runId: string,
@@ -167,4 +241,71 @@ export async function journalIdentitiesOutsideSource(
     )
     .execute();
   return rows.map((r) => r.identity_id);
+}
+
+/**
+ * The server's time `seconds` ago: with `process.uptime()`, when this process started, on the
+ * clock every `updated_at` is written with.
+ *
+ * @example
+ *   const since = await serverTimeAgo(db, process.uptime());
+ */
+export async function serverTimeAgo(db: Kysely<Database>, seconds: number): Promise<Date> {
+  const r = await sql<{ at: Date }>`select now() - make_interval(secs => ${seconds}) as at`.execute(
+    db,
+  );
+  return new Date(r.rows[0]!.at);
+}
+
+/**
+ * How many pending actions of a run, and behind how many identities, were last read before
+ * `since`: what a resumed run must re-read before sending them.
+ *
+ * @example
+ *   const { actions, identities } = await countStalePending(db, runId, since);
+ */
+export async function countStalePending(
+  db: Kysely<Database>,
+  runId: string,
+  since: Date,
+): Promise<{ actions: number; identities: number }> {
+  const r = await db
+    .selectFrom(T)
+    .select([
+      db.fn.countAll<number>().as("actions"),
+      db.fn.count<number>("identity_id").distinct().as("identities"),
+    ])
+    .where("run_id", "=", runId)
+    .where("status", "=", "pending")
+    .where("updated_at", "<", since)
+    .executeTakeFirstOrThrow();
+  return { actions: Number(r.actions), identities: Number(r.identities) };
+}
+
+/**
+ * Pending actions of a run last read before `since`, in id order after `afterId` (keyset);
+ * restricted to some identities when `identityIds` is given.
+ *
+ * @example
+ *   const page = await stalePendingPage(db, runId, since, 0, 500);
+ *   const ofPage = await stalePendingPage(db, runId, since, 0, 5000, ids);
+ */
+export async function stalePendingPage(
+  db: Kysely<Database>,
+  runId: string,
+  since: Date,
+  afterId: number,
+  limit: number,
+  identityIds?: readonly string[],
+): Promise<Action[]> {
+  if (identityIds && identityIds.length === 0) return [];
+  let q = db
+    .selectFrom(T)
+    .selectAll()
+    .where("run_id", "=", runId)
+    .where("status", "=", "pending")
+    .where("updated_at", "<", since)
+    .where("id", ">", afterId);
+  if (identityIds) q = q.where("identity_id", "in", [...identityIds]);
+  return q.orderBy("id").limit(limit).execute();
 }

@@ -5,13 +5,25 @@ import { type Database, type Run, type RunMode, type RunStatus, TOOL_TABLES } fr
 
 const T = TOOL_TABLES.runs;
 
-/** `YYYYMMDD-HHMMSS-xxxx`, sortable by start time and unique enough for one database. */
+/**
+ * `YYYYMMDD-HHMMSS-xxxx`, sortable by start time and unique enough for one database.
+ *
+ * @example
+ *   newRunId(new Date("2026-11-22T10:15:00Z")) // "20261122-101500-3f9a"
+ */
 export function newRunId(now = new Date()): string {
   const p = (n: number) => String(n).padStart(2, "0");
   const stamp = `${now.getUTCFullYear()}${p(now.getUTCMonth() + 1)}${p(now.getUTCDate())}-${p(now.getUTCHours())}${p(now.getUTCMinutes())}${p(now.getUTCSeconds())}`;
   return `${stamp}-${randomBytes(2).toString("hex")}`;
 }
 
+/**
+ * Records a new run as `running`, with its secret-free options and this process as its runner.
+ * Idempotent on the run id.
+ *
+ * @example
+ *   await insertRun(db, { id: newRunId(), mode: "plan", parentRunId: null, options, toolVersion });
+ */
 export async function insertRun(
   db: Kysely<Database>,
   run: {
@@ -35,17 +47,37 @@ export async function insertRun(
       pid: process.pid,
       heartbeat_at: new Date(),
     })
+    // Idempotent, so an insert whose answer a lost connection swallowed can be sent again.
+    .onConflict((oc) => oc.column("id").doNothing())
     .execute();
 }
 
+/**
+ * One run by id, or undefined.
+ *
+ * @example
+ *   const run = await getRun(db, "20261122-101500-ab12");
+ */
 export async function getRun(db: Kysely<Database>, id: string): Promise<Run | undefined> {
   return db.selectFrom(T).selectAll().where("id", "=", id).executeTakeFirst();
 }
 
+/**
+ * The run's heartbeat: marks it alive now (shown to a writer that finds the lock held).
+ *
+ * @example
+ *   setInterval(() => void touchRun(db, runId), 10_000);
+ */
 export async function touchRun(db: Kysely<Database>, id: string): Promise<void> {
   await db.updateTable(T).set({ heartbeat_at: new Date() }).where("id", "=", id).execute();
 }
 
+/**
+ * A resumed run is `running` again, owned by this process.
+ *
+ * @example
+ *   await claimRun(db, resumeRunId);
+ */
 export async function claimRun(db: Kysely<Database>, id: string): Promise<void> {
   await db
     .updateTable(T)
@@ -95,6 +127,9 @@ export async function finishRun(
 /**
  * Writer runs (apply/reconcile) that did not complete and still have actions that are not final:
  * what a crash, a cancel or a failure left to resume. Call it while holding the writer lock.
+ *
+ * @example
+ *   const unfinished = await unfinishedWriterRuns(db);
  */
 export async function unfinishedWriterRuns(db: Kysely<Database>): Promise<Run[]> {
   return db
@@ -114,7 +149,13 @@ export async function unfinishedWriterRuns(db: Kysely<Database>): Promise<Run[]>
     .execute();
 }
 
-/** Runs still marked running although no process runs them (we hold the lock): mark them interrupted. */
+/**
+ * Runs still marked running although no process runs them (we hold the lock): mark them
+ * interrupted, except `exceptId`.
+ *
+ * @example
+ *   await markStaleRunsInterrupted(db, resumeRunId);
+ */
 export async function markStaleRunsInterrupted(
   db: Kysely<Database>,
   exceptId?: string,
@@ -145,6 +186,12 @@ export async function saveRunSource(
   await db.updateTable(T).set(read).where("id", "=", id).execute();
 }
 
+/**
+ * The given runs, if still `running`, become `interrupted`.
+ *
+ * @example
+ *   await markRunsInterrupted(db, [settledRunId]);
+ */
 export async function markRunsInterrupted(db: Kysely<Database>, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   await db
@@ -155,6 +202,12 @@ export async function markRunsInterrupted(db: Kysely<Database>, ids: string[]): 
     .execute();
 }
 
+/**
+ * The latest runs, newest first.
+ *
+ * @example
+ *   for (const run of await listRuns(db, 20)) print(run.id, run.status);
+ */
 export async function listRuns(db: Kysely<Database>, limit: number): Promise<Run[]> {
   return db
     .selectFrom(T)
@@ -165,6 +218,12 @@ export async function listRuns(db: Kysely<Database>, limit: number): Promise<Run
     .execute();
 }
 
+/**
+ * The last completed run of a mode before `beforeId` (reconcile compares its findings with it).
+ *
+ * @example
+ *   const prev = await previousCompletedRun(db, "reconcile", runId);
+ */
 export async function previousCompletedRun(
   db: Kysely<Database>,
   mode: RunMode,
@@ -181,7 +240,12 @@ export async function previousCompletedRun(
     .executeTakeFirst();
 }
 
-/** The run a live writer is executing (for "who holds the lock" messages). */
+/**
+ * The run a live writer is executing (for "who holds the lock" messages).
+ *
+ * @example
+ *   const holder = await latestRunningWriter(db);
+ */
 export async function latestRunningWriter(db: Kysely<Database>): Promise<Run | undefined> {
   return db
     .selectFrom(T)

@@ -7,7 +7,13 @@ import {
   TOOL_TABLES,
 } from "./schema.ts";
 
-/** Inserts one page of snapshot rows; re-observing an identity in the same run replaces it. */
+/**
+ * Inserts one page of snapshot rows in one transaction; re-observing an identity in the same run
+ * replaces it, so the page can be written again after a lost connection.
+ *
+ * @example
+ *   await insertSnapshot(db, [{ run_id, identity_id, status: "found", error: null }], controls);
+ */
 export async function insertSnapshot(
   db: Kysely<Database>,
   identities: NewSnapshotIdentity[],
@@ -38,7 +44,12 @@ export async function insertSnapshot(
   });
 }
 
-/** Forgets what was observed of some identities, before observing them again. */
+/**
+ * Forgets what was observed of some identities, before observing them again.
+ *
+ * @example
+ *   await clearSnapshotOf(db, runId, ids);
+ */
 export async function clearSnapshotOf(
   db: Kysely<Database>,
   runId: string,
@@ -52,16 +63,29 @@ export async function clearSnapshotOf(
     .execute();
 }
 
+/**
+ * Stores source rows; a row already stored (same run and seq) is left as it is.
+ *
+ * @example
+ *   await insertSourceRows(db, [{ run_id, seq: 1, identity_id, user_disabled: true, ... }]);
+ */
 export async function insertSourceRows(db: Kysely<Database>, rows: NewSourceRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 1000) {
     await db
       .insertInto(TOOL_TABLES.sourceRows)
       .values(rows.slice(i, i + 1000))
+      // Idempotent, so a batch whose answer a lost connection swallowed can be sent again.
+      .onConflict((oc) => oc.columns(["run_id", "seq"]).doNothing())
       .execute();
   }
 }
 
-/** Valid candidates of a run (a flag true), in identity order after `after` (keyset). */
+/**
+ * Valid candidates of a run (a flag true), in identity order after `after` (keyset).
+ *
+ * @example
+ *   const ids = await candidatePage(db, runId, null, 1000);
+ */
 export async function candidatePage(
   db: Kysely<Database>,
   runId: string,
@@ -82,6 +106,12 @@ export async function candidatePage(
   return rows.map((r) => r.identity_id as string);
 }
 
+/**
+ * Distinct valid candidates of a run (a flag true, or looked up by id).
+ *
+ * @example
+ *   const n = await countCandidates(db, runId);
+ */
 export async function countCandidates(db: Kysely<Database>, runId: string): Promise<number> {
   const r = await db
     .selectFrom(TOOL_TABLES.sourceRows)
@@ -98,6 +128,9 @@ export async function countCandidates(db: Kysely<Database>, runId: string): Prom
 /**
  * After a complete bulk listing: every valid candidate the listing did not contain is recorded as
  * not found, which is what the platform would answer for it.
+ *
+ * @example
+ *   const missing = await markUnlistedCandidatesNotFound(db, runId);
  */
 export async function markUnlistedCandidatesNotFound(
   db: Kysely<Database>,
@@ -115,7 +148,12 @@ export async function markUnlistedCandidatesNotFound(
   return Number(r.numAffectedRows ?? 0);
 }
 
-/** Platform identities holding a SELL_ONLY that this run's source rows do not cover. */
+/**
+ * Platform identities holding a SELL_ONLY that this run's source rows do not cover (keyset).
+ *
+ * @example
+ *   const ids = await sellOnlyIdentitiesOutsideSource(db, runId, null, 1000);
+ */
 export async function sellOnlyIdentitiesOutsideSource(
   db: Kysely<Database>,
   runId: string,
@@ -133,6 +171,12 @@ export async function sellOnlyIdentitiesOutsideSource(
   return r.rows.map((x) => x.identity_id);
 }
 
+/**
+ * The lowest `seq` of a run's looked-up rows (0 when none): the next one takes the number below.
+ *
+ * @example
+ *   let seq = await maxLookupSeq(db, runId); // then seq -= 1 per looked-up row
+ */
 export async function maxLookupSeq(db: Kysely<Database>, runId: string): Promise<number> {
   const r = await db
     .selectFrom(TOOL_TABLES.sourceRows)
@@ -152,6 +196,9 @@ const RUN_TABLES = {
  * Refreshes the planner's statistics after a stage loads a run's rows. Without it PostgreSQL
  * still believes a table holds the previous run's handful of rows and picks nested loops that
  * rescan a whole run per row: a second plan on one database went from 5 s to 113 s at 100k.
+ *
+ * @example
+ *   await analyzeRunTables(db, "snapshot");
  */
 export async function analyzeRunTables(
   db: Kysely<Database>,

@@ -5,6 +5,7 @@
 
 import type { NonUuidPolicy } from "../config.ts";
 import { MAX_IDENTITY_ID_LENGTH } from "../contract/limits.ts";
+import { BIDI_CONTROL, escapeInvisible } from "../visible-text.ts";
 
 /**
  * Every anomaly kind with the sentence the reports show. `rejects` tells whether the row is kept
@@ -15,7 +16,12 @@ export const ANOMALY_KINDS = Object.freeze({
   empty_id: { rejects: true, reason: "The id is empty or only whitespace." },
   control_chars_in_id: {
     rejects: true,
-    reason: "The id contains control characters (tab, newline, NUL, ...).",
+    reason: "The id contains control characters (tab, newline, NUL, ESC, DEL, ...).",
+  },
+  bidi_controls_in_id: {
+    rejects: true,
+    reason:
+      "The id contains bidirectional control characters (U+202A–U+202E, U+2066–U+2069, ...), which make it display differently from what it is.",
   },
   id_too_long: { rejects: true, reason: "The id is longer than 256 characters." },
   duplicate_id: {
@@ -45,7 +51,7 @@ export const MAX_ID_LENGTH = MAX_IDENTITY_ID_LENGTH;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UUID_ANY_CASE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 const TRUE_TEXT = new Set(["t", "true", "y", "yes", "on", "1"]);
 const FALSE_TEXT = new Set(["f", "false", "n", "no", "off", "0"]);
 
@@ -120,6 +126,7 @@ export function classifyRow(
   if (id === null) return reject("null_id", "id is NULL");
   if (id.trim() === "") return reject("empty_id", `id is ${JSON.stringify(id)}`);
   if (CONTROL_CHARS.test(id)) return reject("control_chars_in_id", `id is ${preview(id)}`);
+  if (BIDI_CONTROL.test(id)) return reject("bidi_controls_in_id", `id is ${preview(id)}`);
   if (id.length > MAX_ID_LENGTH)
     return reject("id_too_long", `id has ${id.length} characters: ${preview(id)}`);
   if (copies > 1) return reject("duplicate_id", `id appears on ${copies} rows`);
@@ -154,8 +161,8 @@ export function classifyRow(
   return { ...base, anomaly: null, anomalyDetail: null, valid: true };
 }
 
-/** JSON-quoted (so control characters show as escapes) and cut to a readable length. */
+/** JSON-quoted, control and bidi characters shown as escapes, cut to a readable length. */
 function preview(text: string): string {
   const cut = text.length > 60 ? `${text.slice(0, 60)}…` : text;
-  return JSON.stringify(cut);
+  return escapeInvisible(JSON.stringify(cut));
 }

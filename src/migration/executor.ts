@@ -1,7 +1,16 @@
 import type { Kysely } from "kysely";
 import pLimit from "p-limit";
 import type { PipelineConfig, PlatformConfig } from "../config.ts";
-import { actionsPage, markInFlight, skipPending, updateAction } from "../db/journal-queries.ts";
+import {
+  actionsPage,
+  countPendingByAction,
+  markInFlight,
+  skipPending,
+  updateAction,
+} from "../db/journal-queries.ts";
+import { DatabaseLostError } from "../db/reconnect.ts";
+import { WriterLockTakenError } from "../db/run-lock.ts";
+import { getRun } from "../db/run-queries.ts";
 import type { Action, Database } from "../db/schema.ts";
 import type { Logger } from "../log.ts";
 import { type IdentityControl, type PlatformClient, PlatformError } from "../platform/index.ts";
@@ -9,6 +18,7 @@ import { findingFlags } from "./findings.ts";
 import { CLIENT_CREATABLE_TYPES } from "./mapping.ts";
 import type { Progress } from "./progress.ts";
 import { KEPT_RESTRICTED, keptReason, mayDeleteSellOnly } from "./restriction.ts";
+import { reverifyPending } from "./reverify.ts";
 
 /** The part of the pipeline's options the executor reads; the pipeline passes its own object. */
 export interface ExecutorOptions {
@@ -94,6 +104,20 @@ async function fail(
   });
 }
 
+/**
+ * A cancel that stopped the request before it left (waiting for the rate budget or a token) sent
+ * nothing: the action goes back to pending, not ambiguous, and a resume simply sends it. The
+ * client says "cancelled" with a non-ambiguous classification exactly then.
+ */
+async function unsentOnCancel(ctx: ExecutorContext, a: Action, err: PlatformError) {
+  if (err.kind !== "cancelled" || err.classification === "ambiguous") return false;
+  await updateAction(ctx.db, a.id, { status: "pending", error: null });
+  // Interrupted: stop quietly, a resume sends it. Anything else that cancelled the request before
+  // it was sent (a wait beyond --max-wait-s) stops the run.
+  if (ctx.signal?.aborted) return true;
+  throw err;
+}
+
 async function runCreate(ctx: ExecutorContext, a: Action): Promise<void> {
   if (!CLIENT_CREATABLE_TYPES.has(a.control_type) || a.control_type === "FROZEN") {
     await fail(ctx, a, "refused_locally", `clients may not create ${a.control_type} controls`);
@@ -119,6 +143,7 @@ async function runCreate(ctx: ExecutorContext, a: Action): Promise<void> {
       return;
     } catch (err) {
       if (!(err instanceof PlatformError)) throw err;
+      if (await unsentOnCancel(ctx, a, err)) return;
       const unknownOutcome = err.classification === "ambiguous" || err.kind === "cancelled";
       if (unknownOutcome) {
         await updateAction(ctx.db, a.id, {
@@ -216,6 +241,7 @@ async function guardedDelete(ctx: ExecutorContext, a: Action): Promise<void> {
     });
   } catch (err) {
     if (!(err instanceof PlatformError)) throw err;
+    if (await unsentOnCancel(ctx, a, err)) return;
     if (err.classification === "ambiguous" || err.kind === "cancelled") {
       await updateAction(ctx.db, a.id, {
         status: "ambiguous",
@@ -235,6 +261,10 @@ async function guardedDelete(ctx: ExecutorContext, a: Action): Promise<void> {
  * a write whose outcome is unknown without looking first.
  */
 export async function resolveInDoubt(ctx: ExecutorContext, runId = ctx.runId): Promise<number> {
+  return withResumeHint(ctx, runId, () => settleInDoubt(ctx, runId));
+}
+
+async function settleInDoubt(ctx: ExecutorContext, runId: string): Promise<number> {
   let after = 0;
   let settled = 0;
   for (;;) {
@@ -259,20 +289,37 @@ export async function resolveInDoubt(ctx: ExecutorContext, runId = ctx.runId): P
 }
 
 /**
- * Executes the run's pending actions with bounded concurrency. Each action is journaled in_flight
- * (committed) before its request and gets its outcome after, so a crash at any point leaves a
- * journal that `resolveInDoubt` can settle without a duplicate.
+ * Executes the run's pending actions with bounded concurrency. Pending actions decided before this
+ * process started are re-read first (see `reverify.ts`), so a control someone added meanwhile is
+ * adopted, never duplicated. Each action is journaled in_flight (committed) before its request and
+ * gets its outcome after, so a crash at any point leaves a journal that `resolveInDoubt` can settle
+ * without a duplicate. `total` sizes the progress bar; it is recounted after the re-read.
+ *
+ * @example
+ *   await executeActions(ctx, pendingCount);
  */
 export async function executeActions(
   ctx: ExecutorContext,
   total: number,
 ): Promise<ExecutionCounts> {
-  const { concurrency } = ctx.options.platform;
-  const limit = pLimit(concurrency);
+  return withResumeHint(ctx, ctx.runId, async () => {
+    const reread = await reverifyPending(ctx);
+    let left = total;
+    if (reread.reread > 0) {
+      const { creates, deletes } = await countPendingByAction(ctx.db, ctx.runId);
+      left = creates + deletes;
+    }
+    return runPending(ctx, left);
+  });
+}
+
+async function runPending(ctx: ExecutorContext, total: number): Promise<ExecutionCounts> {
+  const limit = pLimit(ctx.options.platform.concurrency);
   const running = new Set<Promise<void>>();
   let started = 0;
   let after = 0;
   const cap = ctx.options.run.limit ?? Number.POSITIVE_INFINITY;
+  let stopping = false;
   ctx.progress.start("apply", Math.min(total, cap));
   try {
     outer: for (;;) {
@@ -283,7 +330,7 @@ export async function executeActions(
         if (ctx.signal?.aborted || started >= cap) break outer;
         started += 1;
         const p = limit(async () => {
-          if (ctx.signal?.aborted) return;
+          if (ctx.signal?.aborted || stopping) return;
           await (a.action === "create" ? runCreate(ctx, a) : runDelete(ctx, a));
           ctx.progress.tick();
         });
@@ -291,10 +338,18 @@ export async function executeActions(
         const done = () => running.delete(p);
         p.then(done, done);
         // Keep the queue short so a cancel stops quickly and memory stays flat.
-        while (limit.pendingCount > concurrency * 4) await Promise.race(running);
+        while (limit.pendingCount > ctx.options.platform.concurrency * 4)
+          await Promise.race(running);
       }
     }
     await Promise.all(running);
+  } catch (err) {
+    // Stopping (lost database, lost lock, a refusal): queued actions start nothing, and the ones
+    // already running finish journaling before the error goes up. (p-limit's clearQueue would
+    // leave the queued promises unsettled forever.)
+    stopping = true;
+    await Promise.allSettled(running);
+    throw err;
   } finally {
     ctx.progress.stop();
   }
@@ -306,4 +361,30 @@ export async function executeActions(
       );
   }
   return { started };
+}
+
+/**
+ * Runs `work` for `runId`; a lost database or a lost writer lock is reported with the exact
+ * command that continues the run (the run's mode is read while the database is still there).
+ */
+async function withResumeHint<T>(
+  ctx: ExecutorContext,
+  runId: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  const mode = (await getRun(ctx.db, runId))?.mode ?? "apply";
+  const resume = `controls-migrate ${mode} --resume ${runId}`;
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof DatabaseLostError) {
+      throw err.withHint(
+        `Nothing more was sent to the platform. Once the database is back the run shows as interrupted; resume with: ${resume}`,
+      );
+    }
+    if (err instanceof WriterLockTakenError) {
+      throw err.withHint(`When the other run has finished, resume this one with: ${resume}`);
+    }
+    throw err;
+  }
 }

@@ -6,7 +6,8 @@
  */
 import type { Kysely } from "kysely";
 import { lastSuccessfulReconcile } from "../db/metrics-queries.ts";
-import type { Database } from "../db/schema.ts";
+import type { Database, RunMode } from "../db/schema.ts";
+import { ExitCode, Interrupted } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { type FailedRun, writeRunMetrics } from "../reports/run-metrics.ts";
 import type { RunSummary } from "../reports/summary.ts";
@@ -36,4 +37,29 @@ export async function writeMetricsFile(
     const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     logger.error(`Could not write --metrics-file ${path} (${code}); the run itself is unaffected.`);
   }
+}
+
+/**
+ * What is known of a run that threw: its mode, its id if it got one, and how it ended (the exit
+ * code `run-command.ts` gives the same error: 130 when interrupted, else 1).
+ *
+ * @example
+ *   const run = failedRun("plan", null, err, signal.aborted, startedMs);
+ */
+export function failedRun(
+  mode: RunMode,
+  runId: string | null,
+  err: unknown,
+  aborted: boolean,
+  startedMs: number,
+): FailedRun {
+  const interrupted = aborted || err instanceof Interrupted;
+  return {
+    mode,
+    runId,
+    status: interrupted ? "interrupted" : "failed",
+    exitCode: interrupted ? ExitCode.interrupted : ExitCode.failed,
+    durationS: Math.round((Date.now() - startedMs) / 100) / 10,
+    finishedAt: new Date(),
+  };
 }

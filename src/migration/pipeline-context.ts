@@ -37,7 +37,9 @@ export interface PipelineDeps {
    */
   readonly confirm: (writes: PendingWrites) => Promise<boolean>;
   /** Where the tool's tables live, secret-free (`postgres://user@host/db`, `pglite:.data/x`). */
-  readonly databaseLabel?: string;
+  readonly databaseLabel?: string | Record<string, unknown>;
+  /** Told the run's id as soon as it exists, so that a later failure can name it. */
+  readonly onRunStarted?: (runId: string) => void;
 }
 
 /** The executor's view of a run. */

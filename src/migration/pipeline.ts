@@ -12,7 +12,7 @@ import { acquireRunLock } from "../db/run-lock.ts";
 import { finishRun, getRun, latestRunningWriter } from "../db/run-queries.ts";
 import { countCandidates } from "../db/snapshot-queries.ts";
 import { countSource } from "../db/source-reader.ts";
-import { UserError } from "../errors.ts";
+import { Interrupted, UserError } from "../errors.ts";
 import type { RunSummary } from "../reports/summary.ts";
 import { executeActions } from "./executor.ts";
 import { closingStatus, exitCodeFor } from "./exit-code.ts";
@@ -28,9 +28,11 @@ import { reportDir, writeRunReport } from "./report.ts";
 import {
   type ClaimedRun,
   claimNewRun,
-  failRun,
+  claimResumedRun,
+  closeDeclined,
   recordRead,
-  resumeRun,
+  resumeCommand,
+  settleResumedRun,
   settleUnfinishedWriters,
   whileAlive,
 } from "./run-lifecycle.ts";
@@ -48,6 +50,8 @@ export type { PendingWrites, PipelineDeps, PipelineOptions } from "./pipeline-co
 export interface PipelineResult {
   readonly summary: RunSummary;
   readonly exitCode: number;
+  /** Set when the run was interrupted with actions left: the command that continues it. */
+  readonly resumeCommand?: string;
 }
 
 /** Runs plan, apply or reconcile end to end and writes its reports. */
@@ -75,28 +79,42 @@ export async function runPipeline(
   }
 }
 
+/**
+ * Settles what a crashed writer left, claims the run (new or resumed), then, with the heartbeat on
+ * and any failure recorded on the run: reads (or settles the resumed run's doubts), confirms and
+ * executes the writes, and closes the run with its report.
+ */
 async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<PipelineResult> {
-  const started = Date.now();
+  const startedMs = Date.now();
   if (options.mode !== "plan") await settleUnfinishedWriters(deps, options);
-  const run = options.run.resume
-    ? await resumeRun(deps, options, options.run.resume)
-    : await readNewRun(deps, options);
-  if (options.mode !== "plan") await executeConfirmed(deps, options, run.id);
-  return finish(deps, options, run, started);
+  if (options.run.plan) await checkPlanRun(deps, options.run.plan);
+  const resumeId = options.run.resume;
+  const claimed = resumeId
+    ? await claimResumedRun(deps, options, resumeId)
+    : { id: await claimNewRun(deps, options), source: null, strategy: null };
+  deps.onRunStarted?.(claimed.id);
+  return whileAlive(deps, options, claimed.id, async () => {
+    let run: ClaimedRun = claimed;
+    if (resumeId) await settleResumedRun(deps, options, claimed.id);
+    else run = await readNewRun(deps, options, claimed.id);
+    if (options.mode !== "plan") await executeConfirmed(deps, options, run.id);
+    return finish(deps, options, run, startedMs);
+  });
 }
 
 /** A new run: reads the source and the platform, then computes findings (and the journal). */
-async function readNewRun(deps: PipelineDeps, options: PipelineOptions): Promise<ClaimedRun> {
-  const runId = await claimNewRun(deps, options);
-  return whileAlive(deps, runId, async () => {
-    const { source, strategy } = await readStages(deps, options, runId);
-    await recordRead(deps, runId, source, strategy);
-    await computeFindings(deps.handle.db, runId, {
-      journalCreates: options.mode !== "plan",
-      journalDeletes: options.mode === "reconcile" && options.run.prune,
-    });
-    return { id: runId, source, strategy };
+async function readNewRun(
+  deps: PipelineDeps,
+  options: PipelineOptions,
+  runId: string,
+): Promise<ClaimedRun> {
+  const { source, strategy } = await readStages(deps, options, runId);
+  await recordRead(deps, runId, source, strategy);
+  await computeFindings(deps.handle.db, runId, {
+    journalCreates: options.mode !== "plan",
+    journalDeletes: options.mode === "reconcile" && options.run.prune,
   });
+  return { id: runId, source, strategy };
 }
 
 /** The source pass and the platform snapshot, by the strategy chosen (or the plan re-verified). */
@@ -136,6 +154,19 @@ async function readStages(
   return { source, strategy: choice.strategy };
 }
 
+/** apply --plan P: P must be a completed plan (checked before the new run names it parent). */
+async function checkPlanRun(deps: PipelineDeps, planRunId: string): Promise<void> {
+  const plan = await getRun(deps.handle.db, planRunId);
+  if (!plan) {
+    throw new UserError(`No plan run "${planRunId}". List runs with: controls-migrate runs`);
+  }
+  if (plan.mode !== "plan" || plan.status !== "completed") {
+    throw new UserError(
+      `--plan ${planRunId}: that run is a ${plan.status} ${plan.mode}, not a completed plan.`,
+    );
+  }
+}
+
 /** apply --plan P: the new run takes P's candidates with a create to do, to be re-verified. */
 async function adoptPlan(
   deps: PipelineDeps,
@@ -143,14 +174,6 @@ async function adoptPlan(
   planRunId: string,
 ): Promise<SourceCounts> {
   const db = deps.handle.db;
-  const plan = await getRun(db, planRunId);
-  if (!plan)
-    throw new UserError(`--plan ${planRunId}: no such run. List runs with: controls-migrate runs`);
-  if (plan.mode !== "plan" || plan.status !== "completed") {
-    throw new UserError(
-      `--plan ${planRunId}: that run is a ${plan.status} ${plan.mode}, not a completed plan.`,
-    );
-  }
   await copyPlanCreateCandidates(db, runId, planRunId);
   const candidates = await countCandidates(db, runId);
   deps.logger.info(
@@ -159,7 +182,10 @@ async function adoptPlan(
   return { rowsRead: candidates, candidates, anomalies: 0 };
 }
 
-/** Asks for confirmation of the pending writes, then executes them. */
+/**
+ * Asks for confirmation of the pending writes, then executes them. Not confirmed (or Ctrl-C at the
+ * prompt): nothing was sent, the run is closed as declined.
+ */
 async function executeConfirmed(
   deps: PipelineDeps,
   options: PipelineOptions,
@@ -168,14 +194,12 @@ async function executeConfirmed(
   const { creates, deletes } = await countPendingByAction(deps.handle.db, runId);
   if (creates + deletes === 0) return;
   if (!(await deps.confirm({ creates, deletes }))) {
-    await failRun(deps, runId, "interrupted");
-    throw new UserError(
-      `Not confirmed: nothing was written. Resume later with: controls-migrate ${options.mode} --resume ${runId}`,
-    );
+    await closeDeclined(deps, runId);
+    const what = `nothing was written; run ${runId} is closed as declined and the next ${options.mode} starts afresh`;
+    if (deps.signal?.aborted) throw new Interrupted(`Interrupted at the confirmation: ${what}.`);
+    throw new UserError(`Not confirmed: ${what}.`);
   }
-  await whileAlive(deps, runId, () =>
-    executeActions(executorContext(deps, options, runId), creates + deletes),
-  );
+  await executeActions(executorContext(deps, options, runId), creates + deletes);
 }
 
 /** Tallies the run, decides its exit code and status, writes its report and closes it. */
@@ -208,8 +232,14 @@ async function finish(
     }),
     reportDir(run.id, options.run.out),
     options.run.all,
+    options.run.force,
   );
   const counts = { ...figures.findings, ...figures.outcomes };
   await finishRun(db, run.id, { status, exitCode, counts, summary });
-  return { summary, exitCode };
+  const resumable = tally.interrupted && tally.unsettledActions > 0;
+  return {
+    summary,
+    exitCode,
+    ...(resumable ? { resumeCommand: resumeCommand(options.mode, run.id) } : {}),
+  };
 }

@@ -11,24 +11,49 @@ export interface Progress {
 export interface ProgressOptions {
   readonly enabled: boolean;
   readonly logger: Logger;
+  /**
+   * The command's cancel signal: on abort the bar is stopped at once (before anything else is
+   * printed, so no message lands on the bar's line) and no later phase starts one.
+   */
+  readonly signal?: AbortSignal;
   /** Whether stderr is a terminal; defaults to `process.stderr.isTTY`. */
   readonly tty?: boolean;
   readonly intervalMs?: number;
 }
 
+const silent: Progress = { start() {}, tick() {}, stop() {} };
+
+/**
+ * Progress on stderr: a bar on a terminal, a log line every `intervalMs` otherwise, or nothing.
+ *
+ * @example
+ *   const progress = createProgress({ enabled: true, logger, signal });
+ *   progress.start("apply", 1000); progress.tick(); progress.stop();
+ */
 export function createProgress(options: ProgressOptions): Progress {
-  if (!options.enabled) return { start() {}, tick() {}, stop() {} };
+  if (!options.enabled) return silent;
   const tty = options.tty ?? Boolean(process.stderr.isTTY);
-  return tty ? barProgress() : lineProgress(options.logger, options.intervalMs ?? 5000);
+  const inner = tty ? barProgress() : lineProgress(options.logger, options.intervalMs ?? 5000);
+  const { signal } = options;
+  if (!signal) return inner;
+  // Registered first, so it runs before the listeners that print about the interruption.
+  signal.addEventListener("abort", () => inner.stop(), { once: true });
+  return {
+    start: (phase, total) => (signal.aborted ? undefined : inner.start(phase, total)),
+    tick: (n) => inner.tick(n),
+    stop: () => inner.stop(),
+  };
 }
 
 function barProgress(): Progress {
   let bar: cliProgress.SingleBar | null = null;
   let done = 0;
+  let startedAt = 0;
   return {
     start(phase, total) {
       this.stop();
       done = 0;
+      startedAt = Date.now();
       bar = new cliProgress.SingleBar(
         {
           stream: process.stderr,
@@ -40,13 +65,11 @@ function barProgress(): Progress {
         cliProgress.Presets.shades_classic,
       );
       bar.start(total ?? 0, 0, { rate: "0" });
-      (bar as unknown as { startedAt: number }).startedAt = Date.now();
     },
     tick(n = 1) {
       if (!bar) return;
       done += n;
-      const started = (bar as unknown as { startedAt: number }).startedAt;
-      const rate = done / Math.max(0.001, (Date.now() - started) / 1000);
+      const rate = done / Math.max(0.001, (Date.now() - startedAt) / 1000);
       if (bar.getTotal() < done) bar.setTotal(done);
       bar.update(done, { rate: rate.toFixed(0) });
     },

@@ -1,10 +1,13 @@
-import { mkdir } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { constants } from "node:fs";
+import { access, lstat, mkdir, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { dirname, join, resolve, sep } from "node:path";
 import type { Kysely } from "kysely";
 import { type DiffRecord, diffPage } from "../db/finding-queries.ts";
 import type { Database } from "../db/schema.ts";
+import { UserError } from "../errors.ts";
 import { type DiffRow, writeDiffCsv } from "../reports/csv.ts";
 import { writeReportHtml } from "../reports/html/write-report-html.ts";
+import { claimReportDir } from "../reports/report-files.ts";
 import { type RunSummary, writeSummaries } from "../reports/summary.ts";
 import { htmlReportInput } from "./report-html-input.ts";
 
@@ -59,18 +62,78 @@ export function reportDir(runId: string, out?: string): string {
   return resolve(out ?? join("reports", runId));
 }
 
+/** Kernel pseudo-filesystems: never a place for reports (mkdir there can even spin forever). */
+const PSEUDO_FS = ["/proc", "/sys"];
+const isUnder = (path: string, root: string) => path === root || path.startsWith(`${root}${sep}`);
+
+/** The deepest part of `path` that exists (`/`, at worst). */
+async function existingAncestor(path: string): Promise<string> {
+  let p = path;
+  for (;;) {
+    try {
+      await lstat(p);
+      return p;
+    } catch {
+      const up = dirname(p);
+      if (up === p) return p;
+      p = up;
+    }
+  }
+}
+
+/**
+ * Checks, before any request is sent, that a run's report folder can be written: `--out DIR`, or
+ * `reports/` when none is given. Creates the folder. Refuses a path that is a file, a folder that
+ * cannot be created or written, and anything under /proc or /sys, with a message naming --out.
+ *
+ * @example
+ *   await checkReportDir("audit/"); // throws UserError("--out audit/ is a file, not a folder.")
+ */
+export async function checkReportDir(out: string | undefined): Promise<void> {
+  const dir = resolve(out ?? "reports");
+  const named =
+    out === undefined ? `The report folder ${dir} (set another with --out)` : `--out ${out}`;
+  const real = await realpath(await existingAncestor(dir)).catch(() => dir);
+  if (PSEUDO_FS.some((root) => isUnder(dir, root) || isUnder(real, root))) {
+    throw new UserError(
+      `${named} is under /proc or /sys, which hold no files; choose a folder on a disk.`,
+    );
+  }
+  const found = await stat(dir).catch(() => null);
+  if (found && !found.isDirectory()) {
+    throw new UserError(
+      `${named} is a file, not a folder; choose a folder (it is created if missing).`,
+    );
+  }
+  try {
+    await mkdir(dir, { recursive: true });
+    await access(dir, constants.W_OK | constants.X_OK);
+    // access() trusts permission bits; a read-only mount only shows on a real write.
+    const probe = join(dir, `.controls-migrate-write-check-${process.pid}`);
+    await writeFile(probe, "");
+    await rm(probe, { force: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    throw new UserError(
+      `${named} cannot be created or written (${code}); choose a folder you can write to.`,
+    );
+  }
+}
+
 /**
  * Writes `diff.csv` (streamed from the database), `summary.json`/`summary.md` and `report.html`
- * (the first diff rows streamed again) into `dir`.
- * Regenerating a run's folder later gives the same files.
+ * (the first diff rows streamed again) into `dir`, each through a temporary file and a rename.
+ * Regenerating a run's folder later gives the same files; a folder holding another run's report is
+ * refused unless `force`.
  */
 export async function writeRunReport(
   db: Kysely<Database>,
   summary: Omit<RunSummary, "reports">,
   dir: string,
   all: boolean,
+  force = false,
 ): Promise<RunSummary> {
-  await mkdir(dir, { recursive: true });
+  await claimReportDir(dir, summary.run_id, force);
   const csv = join(dir, "diff.csv");
   const rows = await writeDiffCsv(csv, diffRows(db, summary.run_id, all));
   const full: RunSummary = { ...summary, reports: { dir, diff_csv: csv, rows } };

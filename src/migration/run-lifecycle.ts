@@ -17,7 +17,7 @@ import {
   unfinishedWriterRuns,
 } from "../db/run-queries.ts";
 import type { Run, RunStatus } from "../db/schema.ts";
-import { ExitCode, UserError } from "../errors.ts";
+import { ExitCode, Interrupted, UserError } from "../errors.ts";
 import { TOOL_VERSION } from "../version.ts";
 import { resolveInDoubt } from "./executor.ts";
 import {
@@ -69,19 +69,29 @@ export async function settleUnfinishedWriters(
   }
 }
 
+/** The command that continues a run. */
+export const resumeCommand = (mode: string, runId: string) =>
+  `controls-migrate ${mode} --resume ${runId}`;
+
 /** The run `--resume ID` names, checked to be resumable by this command. */
 async function resumableRun(deps: PipelineDeps, options: PipelineOptions, id: string) {
-  const run = await getRun(deps.handle.db, id);
+  const db = deps.handle.db;
+  const run = await getRun(db, id);
   if (!run) {
     throw new UserError(`--resume ${id}: no such run. List runs with: controls-migrate runs`);
   }
   if (run.mode !== options.mode) {
     throw new UserError(
-      `--resume ${run.id}: that is a ${run.mode} run; resume it with: controls-migrate ${run.mode} --resume ${run.id}`,
+      `--resume ${run.id}: that is a ${run.mode} run; resume it with: ${resumeCommand(run.mode, run.id)}`,
     );
   }
-  if (run.status === "completed") {
-    throw new UserError(`--resume ${run.id}: the run already completed; nothing to resume.`);
+  if (["completed", "declined", "discarded"].includes(run.status)) {
+    throw new UserError(`--resume ${run.id}: the run is ${run.status}; nothing to resume.`);
+  }
+  if (run.source_rows_read === null && (await countNotFinal(db, run.id)) === 0) {
+    throw new UserError(
+      `--resume ${run.id}: the run stopped before its read was done, so it wrote nothing; start a new one: controls-migrate ${options.mode}`,
+    );
   }
   return run;
 }
@@ -96,11 +106,8 @@ function recordedSource(run: Run): SourceCounts | null {
   };
 }
 
-/**
- * `--resume ID`: takes the unfinished run over (this process, running again), then settles the
- * actions whose outcome is unknown by looking at the platform, so that none is sent twice.
- */
-export async function resumeRun(
+/** `--resume ID`: takes the unfinished run over (this process, running again). */
+export async function claimResumedRun(
   deps: PipelineDeps,
   options: PipelineOptions,
   id: string,
@@ -108,9 +115,20 @@ export async function resumeRun(
   const run = await resumableRun(deps, options, id);
   await claimRun(deps.handle.db, run.id);
   deps.logger.info(`Resuming run ${run.id}`);
-  const settled = await resolveInDoubt(executorContext(deps, options, run.id));
-  if (settled > 0) deps.logger.info(`Verified ${settled} actions whose outcome was unknown`);
   return { id: run.id, source: recordedSource(run), strategy: run.strategy };
+}
+
+/**
+ * Settles the actions a resumed run left in doubt by looking at the platform, so that none is
+ * sent twice: a write found done is adopted, one found absent goes back to pending.
+ */
+export async function settleResumedRun(
+  deps: PipelineDeps,
+  options: PipelineOptions,
+  runId: string,
+): Promise<void> {
+  const settled = await resolveInDoubt(executorContext(deps, options, runId));
+  if (settled > 0) deps.logger.info(`Verified ${settled} actions whose outcome was unknown`);
 }
 
 /** Records a new run, `running`, owned by this process. */
@@ -156,11 +174,13 @@ export function startHeartbeat(deps: PipelineDeps, runId: string): () => void {
 }
 
 /**
- * Runs `work` with the heartbeat on; if it throws, the run is closed as interrupted (cancelled) or
- * failed, and the error is rethrown.
+ * Runs `work` with the heartbeat on. If it throws, the run is closed (failed, or interrupted when
+ * cancelled) with the error, and the error is rethrown; a cancellation becomes an `Interrupted`
+ * that says whether the run can be resumed.
  */
 export async function whileAlive<T>(
   deps: PipelineDeps,
+  options: PipelineOptions,
   runId: string,
   work: () => Promise<T>,
 ): Promise<T> {
@@ -168,21 +188,65 @@ export async function whileAlive<T>(
   try {
     return await work();
   } catch (err) {
-    await failRun(deps, runId, deps.signal?.aborted ? "interrupted" : "failed", err);
+    const aborted = deps.signal?.aborted === true;
+    await failRun(deps, runId, aborted ? "interrupted" : "failed", err);
+    if (aborted && !(err instanceof Interrupted)) throw await interruption(deps, options, runId);
     throw err;
   } finally {
     stop();
   }
 }
 
-/** Closes a run that did not complete; never throws (the original error matters more). */
+/** What to tell after a cancel: how to resume, or that nothing is left to. */
+async function interruption(
+  deps: PipelineDeps,
+  options: PipelineOptions,
+  runId: string,
+): Promise<Interrupted> {
+  const left = await countNotFinal(deps.handle.db, runId).catch(() => 0);
+  if (left === 0) {
+    return new Interrupted(`Interrupted: run ${runId} is closed; nothing is left to resume.`);
+  }
+  return new Interrupted(
+    `Interrupted: run ${runId} has ${left} actions not done; everything sent is journaled.`,
+    resumeCommand(options.mode, runId),
+  );
+}
+
+/**
+ * Closes a run that did not complete, with the error; a run already closed (declined, say) keeps
+ * its status. Never throws: the original error matters more.
+ */
 export async function failRun(
   deps: PipelineDeps,
   runId: string,
   status: Extract<RunStatus, "failed" | "interrupted">,
   err?: unknown,
 ): Promise<void> {
-  const code = status === "interrupted" ? ExitCode.interrupted : ExitCode.failed;
-  const error = err === undefined ? null : err instanceof Error ? err.message : String(err);
-  await finishRun(deps.handle.db, runId, { status, exitCode: code, error }).catch(() => {});
+  const db = deps.handle.db;
+  try {
+    const run = await getRun(db, runId);
+    if (run && run.status !== "running") return;
+    const code = status === "interrupted" ? ExitCode.interrupted : ExitCode.failed;
+    const error = err === undefined ? null : err instanceof Error ? err.message : String(err);
+    await finishRun(db, runId, { status, exitCode: code, error });
+  } catch {
+    // The database may be what failed; the next writer marks a run left running as interrupted.
+  }
+}
+
+/**
+ * The writes were not confirmed (an answer other than yes, or Ctrl-C at the prompt): nothing was
+ * sent, so the run is closed as declined and its pending actions skipped. The next apply starts
+ * cleanly.
+ */
+export async function closeDeclined(deps: PipelineDeps, runId: string): Promise<void> {
+  const db = deps.handle.db;
+  const interrupted = deps.signal?.aborted === true;
+  await skipPending(db, runId, "declined");
+  await finishRun(db, runId, {
+    status: "declined",
+    exitCode: interrupted ? ExitCode.interrupted : ExitCode.failed,
+    error: interrupted ? "interrupted at the confirmation" : "not confirmed",
+  });
 }

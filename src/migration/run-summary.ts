@@ -6,6 +6,7 @@
 import type { Kysely } from "kysely";
 import { countFindings, findingChanges } from "../db/finding-queries.ts";
 import { countActionsByStatus, countActionsPerStatus } from "../db/journal-queries.ts";
+import { countOutcomesByFinding, type FindingOutcomeCount } from "../db/outcome-queries.ts";
 import { previousCompletedRun } from "../db/run-queries.ts";
 import type { ActionStatus, Database, RunMode } from "../db/schema.ts";
 import type { ClientMetrics } from "../platform/index.ts";
@@ -21,6 +22,8 @@ export interface RunFigures {
   /** Per `status:outcome` (summary.json's documented `outcomes` key). */
   readonly outcomes: Record<string, number>;
   readonly actions: Record<ActionStatus, number>;
+  /** The actions per finding kind they act on, by status and outcome. */
+  readonly byFinding: readonly FindingOutcomeCount[];
 }
 
 /**
@@ -36,7 +39,36 @@ export async function readRunFigures(db: Kysely<Database>, runId: string): Promi
     findings: { ...zero, ...(await countFindings(db, runId)) },
     outcomes: await countActionsByStatus(db, runId),
     actions: await countActionsPerStatus(db, runId),
+    byFinding: await countOutcomesByFinding(db, runId),
   };
+}
+
+/**
+ * How an action's end reads in a summary: the outcome when it succeeded (`created`), the status
+ * with the reason otherwise (`failed (conflict)`, `skipped (not_run_limit)`, `ambiguous`).
+ */
+export function outcomeLabel(status: ActionStatus, outcome: string | null): string {
+  if (status === "succeeded") return outcome ?? "done";
+  if (status === "failed" || status === "skipped")
+    return outcome ? `${status} (${outcome})` : status;
+  return status.replace("_", " ");
+}
+
+/** Findings left after the run's succeeded actions, and what the actions did, per kind. */
+export function findingResolution(f: RunFigures): {
+  findings_left: Record<string, number>;
+  actions_by_finding: Record<string, Record<string, number>>;
+} {
+  const left = { ...f.findings };
+  const byFinding: Record<string, Record<string, number>> = {};
+  for (const c of f.byFinding) {
+    if (c.status === "succeeded") left[c.finding] = Math.max(0, (left[c.finding] ?? 0) - c.n);
+    byFinding[c.finding] ??= {};
+    const labels = byFinding[c.finding]!;
+    const label = outcomeLabel(c.status, c.outcome);
+    labels[label] = (labels[label] ?? 0) + c.n;
+  }
+  return { findings_left: left, actions_by_finding: byFinding };
 }
 
 /** The exit-code policy's input, from a run's figures. */
@@ -86,6 +118,7 @@ export function requestFigures(m: ClientMetrics): Record<string, EndpointFigures
       retries: v.retries,
       rate_limited: v.rateLimited,
       ambiguous: v.ambiguous,
+      anomalies: v.anomalies,
       statuses: v.statuses,
       p50_ms: v.latencyMs.p50,
       p95_ms: v.latencyMs.p95,
@@ -96,6 +129,7 @@ export function requestFigures(m: ClientMetrics): Record<string, EndpointFigures
     retries: 0,
     rate_limited: 0,
     ambiguous: 0,
+    anomalies: 0,
     statuses: {},
     p50_ms: null,
     p95_ms: null,
@@ -143,6 +177,7 @@ export function buildRunSummary(i: SummaryInput): Omit<RunSummary, "reports"> {
       anomalies: i.source.anomalies,
     },
     findings: i.figures.findings,
+    ...findingResolution(i.figures),
     outcomes: i.figures.outcomes,
     requests: requestFigures(i.metrics),
     throughput: {

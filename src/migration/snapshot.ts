@@ -84,7 +84,8 @@ export async function listPlatform(
   const { db, client, runId, progress } = ctx;
   let observed = 0;
   progress.start("platform", expectedTotal);
-  for await (const page of client.listIdentities({ limit: PAGE, signal: ctx.signal })) {
+  const listing = { limit: PAGE, signal: ctx.signal, expectedTotal: expectedTotal ?? undefined };
+  for await (const page of client.listIdentities(listing)) {
     const ids: NewSnapshotIdentity[] = [];
     const controls: NewSnapshotControl[] = [];
     for (const identity of page) {

@@ -62,6 +62,8 @@ export interface EndpointMetrics {
   readonly authReplays: number;
   readonly rateLimited: number;
   readonly ambiguous: number;
+  /** Items the platform served twice within one page (dropped, logged as platform anomalies). */
+  readonly anomalies: number;
   /** Failed exchanges by kind (each attempt counts, including ones later retried). */
   readonly errors: Partial<Record<PlatformErrorKind, number>>;
   /** Exchanges by HTTP status (`"200"`, `"429"`), or by failure when none came (`"timeout"`). */
@@ -92,6 +94,7 @@ class MutableEndpoint {
     ambiguous: 0,
   };
   authReplays = 0;
+  anomalies = 0;
   errors: Partial<Record<PlatformErrorKind, number>> = {};
   statuses: Record<string, number> = {};
   latency = new LatencyHistogram();
@@ -171,6 +174,7 @@ export class MetricsRecorder {
         authReplays: m.authReplays,
         rateLimited: m.rateLimited,
         ambiguous: m.ambiguous,
+        anomalies: m.anomalies,
         errors: { ...m.errors },
         statuses: { ...m.statuses },
         latencyMs: {

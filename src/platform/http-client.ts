@@ -1,15 +1,15 @@
 import { inspect } from "node:util";
 import pLimit, { type LimitFunction } from "p-limit";
+import { backoffDelayMs, sleep } from "../backoff.ts";
 import type { PlatformConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
-import { backoffDelayMs, sleep } from "./backoff.ts";
 import type { MetricsRecorder } from "./client-metrics.ts";
+import { buildUrl, exchange, readJson } from "./http-exchange.ts";
 import { LinkedSignal } from "./linked-signal.ts";
+import { waitTooLong } from "./max-wait.ts";
 import {
   type Classification,
   classify,
-  describeFetchFailure,
-  type FetchFailure,
   type HttpMethod,
   kindForStatus,
   PlatformError,
@@ -50,14 +50,14 @@ export interface HttpClientDeps {
   readonly logger: Logger;
   /** Aborted when the client is closed or the run is interrupted. */
   readonly signal: AbortSignal;
+  /** Stops the whole client (aborts `signal` with this error): the run cannot go on. */
+  readonly halt: (error: PlatformError) => void;
 }
-
-type Outcome =
-  | { readonly status: number; readonly text: string; readonly retryAfter: string | null }
-  | { readonly failure: FetchFailure };
 
 const PENALISED = Symbol("penalised");
 const CANCELLED = Symbol("cancelled");
+/** Failures that mean the address itself is wrong or down: the message names the flag. */
+const UNREACHABLE = /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)\b/;
 
 /**
  * Every API call goes through here: bearer token, per-endpoint rate budget, bounded concurrency,
@@ -86,11 +86,13 @@ export class HttpClient {
   }
 
   async send(spec: RequestSpec): Promise<Reply> {
-    const call = spec.signal ? new LinkedSignal([this.#d.signal, spec.signal]) : undefined;
+    // Every wait of the call (penalty, token, slot, backoff) listens on this call's own signal, so
+    // the client's and the run's long-lived signals carry one listener each, not one per request.
+    const call = new LinkedSignal([this.#d.signal, spec.signal]);
     try {
-      return await this.#send(spec, call?.signal ?? this.#d.signal);
+      return await this.#send(spec, call.signal);
     } finally {
-      call?.dispose();
+      call.dispose();
     }
   }
 
@@ -148,7 +150,7 @@ export class HttpClient {
           detail:
             f.kind === "timeout"
               ? `no answer within ${config.timeoutMs} ms (--timeout-ms)`
-              : `connection failed (${this.#d.redactor.scrub(f.summary)})`,
+              : `connection failed (${this.#d.redactor.scrub(f.summary)})${UNREACHABLE.test(f.summary) ? "; check --api-url" : ""}`,
           cause: new Error(this.#d.redactor.scrub(f.summary)),
         });
       } else if (outcome.status >= 200 && outcome.status < 300) {
@@ -176,7 +178,20 @@ export class HttpClient {
       } else if (outcome.status === 429) {
         m.rateLimited += 1;
         metrics.error(key, "rate_limited");
-        budget.penalise(spec.template, parseRetryAfter(outcome.retryAfter));
+        const retryAfter = parseRetryAfter(outcome.retryAfter);
+        const wait = retryAfter ?? config.penaltyS;
+        if (wait > config.maxWaitS) {
+          const error = waitTooLong(
+            key,
+            wait,
+            retryAfter === undefined ? "--penalty-s" : "Retry-After",
+            config.maxWaitS,
+          );
+          // Nothing more may go out: every other request of the run stops with this reason.
+          this.#d.halt(error);
+          throw error.with({ attempts });
+        }
+        budget.penalise(spec.template, retryAfter);
         continue;
       } else {
         error = this.#statusError(key, spec, outcome.status, outcome.text, replayed);
@@ -250,6 +265,16 @@ export class HttpClient {
     attempts: number,
     afterAmbiguousAttempt = false,
   ) {
+    // A halted client says why it stopped (the platform's refusal), not merely that it did.
+    const why = this.#d.signal.reason;
+    if (why instanceof PlatformError) {
+      return why.with({
+        kind: "cancelled",
+        classification: afterAmbiguousAttempt ? "ambiguous" : classify("cancelled", method, sent),
+        afterAmbiguousAttempt,
+        attempts,
+      });
+    }
     return new PlatformError({
       kind: "cancelled",
       // Stopping a delete between an ambiguous attempt and its repeat leaves it just as unknown.
@@ -270,68 +295,12 @@ export class HttpClient {
   }
 }
 
-async function exchange(
-  url: string,
-  method: HttpMethod,
-  token: string,
-  body: string | undefined,
-  timeoutMs: number,
-  signal: AbortSignal,
-  latency: { record(ms: number): void },
-): Promise<Outcome> {
-  const link = new LinkedSignal([signal], timeoutMs);
-  const started = performance.now();
-  try {
-    const res = await fetch(url, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        accept: "application/json, application/problem+json",
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      body,
-      // Never follow: a redirect would carry the bearer token to wherever it points.
-      redirect: "manual",
-      signal: link.signal,
-    });
-    const text = await res.text();
-    latency.record(performance.now() - started);
-    return { status: res.status, text, retryAfter: res.headers.get("retry-after") };
-  } catch (err) {
-    return {
-      failure: describeFetchFailure(err, { timedOut: link.timedOut, cancelled: link.cancelled }),
-    };
-  } finally {
-    link.dispose();
-  }
-}
-
 /**
  * After an ambiguous attempt, whatever ends the call leaves the outcome unknown. Only the caller
  * can read a later 404/409 as "done" (deletes do), so the flag travels with the error.
  */
 function stillAmbiguous(error: PlatformError, attempts: number): PlatformError {
   return error.with({ attempts, afterAmbiguousAttempt: true, classification: "ambiguous" });
-}
-
-function readJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  if (text.trim() === "") return { ok: true, value: {} };
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return { ok: false };
-  }
-}
-
-function buildUrl(apiUrl: string, spec: RequestSpec): string {
-  let url = apiUrl + spec.path;
-  if (spec.query) {
-    const q = new URLSearchParams();
-    for (const [k, v] of Object.entries(spec.query)) if (v !== undefined) q.set(k, v);
-    const s = q.toString();
-    if (s) url += `?${s}`;
-  }
-  return url;
 }
 
 function scopeFor(spec: RequestSpec): string {

@@ -1,5 +1,5 @@
 /** The platform client's public surface; other folders import from here only. */
-export { backoffDelayMs, sleep } from "./backoff.ts";
+export { backoffDelayMs, sleep } from "../backoff.ts";
 export type { ClientMetrics, EndpointMetrics } from "./client-metrics.ts";
 export {
   type CreateControlInput,

@@ -1,13 +1,14 @@
-import { setMaxListeners } from "node:events";
 import { inspect } from "node:util";
 import type { PlatformConfig } from "../config.ts";
 import { type Logger, silentLogger } from "../log.ts";
+import { escapeInvisible } from "../visible-text.ts";
 import { type ClientMetrics, MetricsRecorder } from "./client-metrics.ts";
 import { HttpClient } from "./http-client.ts";
 import { PlatformError } from "./platform-error.ts";
 import { RateBudget } from "./rate-budget.ts";
 import { Redactor } from "./redactor.ts";
-import { TokenManager } from "./token-manager.ts";
+import { RunawayGuard } from "./runaway-guard.ts";
+import { basicCredentials, TokenManager } from "./token-manager.ts";
 import {
   CREATABLE_CONTROL_TYPES,
   type Identity,
@@ -40,11 +41,17 @@ export interface CreateControlInput {
 }
 
 export interface PlatformClient {
-  /** Every identity, page by page (`next_page_cursor` followed until empty). */
+  /**
+   * Every identity, page by page (`next_page_cursor` followed until empty). Stops with a protocol
+   * error when a page brings no identity not listed before, or when the pages read exceed twice
+   * what `expectedTotal` identities need plus ten: a listing that never ends is refused.
+   */
   listIdentities(opts?: {
     limit?: number;
     order?: "ASC" | "DESC";
     signal?: AbortSignal;
+    /** How many identities the caller expects (e.g. the source's row count), for the page cap. */
+    expectedTotal?: number;
   }): AsyncGenerator<Identity[]>;
   /** One identity; unknown id → PlatformError kind `not_found`. */
   getIdentity(id: string, opts?: { signal?: AbortSignal }): Promise<Identity>;
@@ -89,10 +96,14 @@ export function createPlatformClient(
   const signal = options.signal
     ? AbortSignal.any([closing.signal, options.signal])
     : closing.signal;
-  // Every waiting or in-flight request listens on it (and removes its listener when done).
-  setMaxListeners(0, signal);
+  const halt = (error: PlatformError) => {
+    if (!closing.signal.aborted) closing.abort(error);
+  };
   const redactor = new Redactor(logger);
   redactor.add(config.clientSecret.reveal());
+  // A token endpoint may echo the Authorization header in an error body.
+  for (const credential of basicCredentials(config.clientId, config.clientSecret.reveal()))
+    redactor.add(credential);
   const metrics = new MetricsRecorder();
   const budget = new RateBudget({ rate: config.rate, penaltyS: config.penaltyS, logger });
   const tokens = new TokenManager({
@@ -106,12 +117,14 @@ export function createPlatformClient(
     retryBaseMs: config.retryBaseMs,
     retryCapMs: config.retryCapMs,
     penaltyS: config.penaltyS,
+    maxWaitS: config.maxWaitS,
+    halt,
     logger,
     metrics,
     redactor,
     signal,
   });
-  const http = new HttpClient({ config, tokens, budget, metrics, redactor, logger, signal });
+  const http = new HttpClient({ config, tokens, budget, metrics, redactor, logger, signal, halt });
   const canWrite = options.scopes.includes(SCOPE_WRITE_CONTROL);
 
   const refuse = (endpoint: string, kind: "bad_request" | "forbidden", detail: string) =>
@@ -120,9 +133,11 @@ export function createPlatformClient(
   async function* listIdentities(opts: Parameters<PlatformClient["listIdentities"]>[0] = {}) {
     const endpoint = `GET ${PATHS.identities}`;
     const limit = opts.limit ?? PAGE_LIMIT;
-    const seen = new Set<string>();
+    const guard = new RunawayGuard(endpoint, limit, opts.expectedTotal);
+    const seenCursors = new Set<string>();
     let cursor = "";
     do {
+      guard.beforePage();
       const reply = await http.send({
         method: "GET",
         template: PATHS.identities,
@@ -131,9 +146,39 @@ export function createPlatformClient(
         signal: opts.signal,
       });
       const page = parseIdentitiesPage(reply.body, endpoint);
-      cursor = loopGuard(seen, page.nextPageCursor, endpoint);
-      yield page.items;
+      const items = dropRepeats(page.items, endpoint, "identity");
+      cursor = loopGuard(seenCursors, page.nextPageCursor, endpoint);
+      guard.afterPage(
+        items.map((i) => i.id),
+        cursor !== "",
+      );
+      yield items;
     } while (cursor !== "");
+  }
+
+  /**
+   * One copy of each item of a page. A platform that serves an item twice in one page would make
+   * the snapshot insert fail on its own conflict; the repeat is counted and logged instead.
+   */
+  function dropRepeats<T extends { id: string }>(items: T[], endpoint: string, what: string): T[] {
+    const ids = new Set<string>();
+    const kept: T[] = [];
+    let first: string | undefined;
+    for (const item of items) {
+      if (ids.has(item.id)) first ??= item.id;
+      else {
+        ids.add(item.id);
+        kept.push(item);
+      }
+    }
+    const dropped = items.length - kept.length;
+    if (dropped > 0) {
+      metrics.endpoint(endpoint).anomalies += dropped;
+      logger.warn(
+        `Platform anomaly: ${endpoint} served ${dropped} ${what} record(s) twice within one page (first: "${escapeInvisible(first ?? "")}"); kept one copy of each.`,
+      );
+    }
+    return kept;
   }
 
   async function listIdentityControls(
@@ -143,8 +188,10 @@ export function createPlatformClient(
     const endpoint = `GET ${PATHS.controls}`;
     const out: IdentityControl[] = [];
     const seen = new Set<string>();
+    const guard = new RunawayGuard(endpoint, PAGE_LIMIT, undefined);
     let cursor = "";
     do {
+      guard.beforePage();
       const reply = await http.send({
         method: "GET",
         template: PATHS.controls,
@@ -158,8 +205,13 @@ export function createPlatformClient(
         signal: opts.signal,
       });
       const page = parseControlsPage(reply.body, endpoint);
-      for (const c of page.items) out.push(c);
+      const items = dropRepeats(page.items, endpoint, "control");
       cursor = loopGuard(seen, page.nextPageCursor, endpoint);
+      guard.afterPage(
+        items.map((c) => c.id),
+        cursor !== "",
+      );
+      for (const c of items) out.push(c);
     } while (cursor !== "");
     return out;
   }

@@ -1,4 +1,5 @@
 /** Reading error bodies and Retry-After headers, whatever shape the server chose. */
+import { escapeInvisible } from "../visible-text.ts";
 
 export interface ProblemDetails {
   readonly type?: string;
@@ -25,7 +26,8 @@ export function parseProblem(text: string, statusText = ""): ProblemDetails {
   }
   if (body && typeof body === "object" && !Array.isArray(body)) {
     const o = body as Record<string, unknown>;
-    const title = str(o.title) ?? str(o.error);
+    const raw = str(o.title) ?? str(o.error);
+    const title = raw === undefined ? undefined : cut(raw);
     const detail = str(o.detail) ?? str(o.error_description) ?? str(o.message);
     return {
       type: str(o.type),
@@ -68,6 +70,8 @@ function str(v: unknown): string | undefined {
   return typeof v === "string" && v !== "" ? v : undefined;
 }
 
+/** Cut short, and with control and bidi characters made visible: the text is the server's. */
 function cut(s: string): string {
-  return s.length > MAX_DETAIL ? `${s.slice(0, MAX_DETAIL)}…` : s;
+  const visible = escapeInvisible(s);
+  return visible.length > MAX_DETAIL ? `${visible.slice(0, MAX_DETAIL)}…` : visible;
 }

@@ -1,5 +1,5 @@
+import { sleep } from "../backoff.ts";
 import type { Logger } from "../log.ts";
-import { sleep } from "./backoff.ts";
 import { TokenBucket } from "./token-bucket.ts";
 
 export interface RateBudgetOptions {

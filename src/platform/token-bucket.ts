@@ -1,3 +1,5 @@
+import { MAX_TIMER_MS } from "../backoff.ts";
+
 export interface TokenBucketOptions {
   /** Sustained rate, tokens per second. */
   readonly rate: number;
@@ -148,7 +150,8 @@ export class TokenBucket {
     this.#timer = undefined;
     if (this.#queue.length === 0) return;
     const wait = Math.max(0, this.nextAt() - this.#now());
-    this.#timer = setTimeout(() => this.#pump(), Math.ceil(wait));
+    // A far pause (a huge Retry-After) is waited in timer-sized steps: #pump re-arms until due.
+    this.#timer = setTimeout(() => this.#pump(), Math.min(Math.ceil(wait), MAX_TIMER_MS));
   }
 
   #pump(): void {

@@ -1,9 +1,10 @@
 import { inspect } from "node:util";
+import { backoffDelayMs, sleep } from "../backoff.ts";
 import type { Logger } from "../log.ts";
 import type { Secret } from "../secret.ts";
-import { backoffDelayMs, sleep } from "./backoff.ts";
 import type { MetricsRecorder } from "./client-metrics.ts";
 import { LinkedSignal } from "./linked-signal.ts";
+import { waitTooLong } from "./max-wait.ts";
 import { describeFetchFailure, PlatformError } from "./platform-error.ts";
 import { oauthErrorCode, parseProblem, parseRetryAfter } from "./problem-details.ts";
 import type { Redactor } from "./redactor.ts";
@@ -22,6 +23,10 @@ export interface TokenManagerOptions {
   readonly retryCapMs: number;
   /** Wait after a 429 without Retry-After. */
   readonly penaltyS: number;
+  /** A 429 asking for a longer wait stops the client instead (--max-wait-s). */
+  readonly maxWaitS: number;
+  /** Stops the whole client with this error. */
+  readonly halt: (error: PlatformError) => void;
   readonly logger: Logger;
   readonly metrics: MetricsRecorder;
   readonly redactor: Redactor;
@@ -97,7 +102,7 @@ export class TokenManager {
     const signal = o.signal;
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
-      await this.#bucket.take(signal).catch(() => cancelled(this.#endpoint));
+      await this.#bucket.take(signal).catch(() => cancelled(this.#endpoint, signal));
       o.metrics.token.requests += 1;
       const link = new LinkedSignal([signal], o.timeoutMs);
       let status: number;
@@ -145,11 +150,18 @@ export class TokenManager {
       }
       o.metrics.token.errors += 1;
       if (status === 429) {
-        const seconds = parseRetryAfter(retryAfter) ?? o.penaltyS;
+        const given = parseRetryAfter(retryAfter);
+        const seconds = given ?? o.penaltyS;
+        if (seconds > o.maxWaitS) {
+          const source = given === undefined ? "--penalty-s" : "Retry-After";
+          const error = waitTooLong(this.#endpoint, seconds, source, o.maxWaitS);
+          o.halt(error);
+          throw error.with({ attempts: attempt });
+        }
         o.logger.warn(
           `Rate limited (429) on the token endpoint: asking again at ${new Date(Date.now() + seconds * 1000).toISOString()}.`,
         );
-        await sleep(seconds * 1000, signal).catch(() => cancelled(this.#endpoint));
+        await sleep(seconds * 1000, signal).catch(() => cancelled(this.#endpoint, signal));
         continue;
       }
       const error = this.#refusal(status, text, attempt);
@@ -162,7 +174,7 @@ export class TokenManager {
     const o = this.#o;
     const delay = backoffDelayMs(attempt, { baseMs: o.retryBaseMs, capMs: o.retryCapMs });
     o.logger.debug(`${error.message}; retrying in ${delay} ms`);
-    await sleep(delay, o.signal).catch(() => cancelled(this.#endpoint));
+    await sleep(delay, o.signal).catch(() => cancelled(this.#endpoint, o.signal));
   }
 
   #accept(text: string, started: number): CachedToken {
@@ -237,7 +249,7 @@ export class TokenManager {
       ...base,
       kind: status === 403 ? "forbidden" : "bad_request",
       classification: "fatal",
-      detail: `the token endpoint refused the request (${said})`,
+      detail: `the token endpoint refused the request (${said})${status === 404 || status === 405 ? "; check --token-url: it must be the OAuth2 token endpoint's URL" : ""}`,
     });
   }
 
@@ -256,7 +268,20 @@ function basic(id: string, secret: string): string {
   return Buffer.from(`${enc(id)}:${enc(secret)}`).toString("base64");
 }
 
-function cancelledError(endpoint: string): PlatformError {
+/**
+ * The HTTP Basic credentials of a client, as sent and as a server might spell them back (the
+ * base64 of `id:secret`, form-encoded or not): secrets as much as the secret itself.
+ *
+ * @example
+ *   basicCredentials("cm", "s3cret") // ["Y206czNjcmV0"]
+ */
+export function basicCredentials(id: string, secret: string): string[] {
+  return [...new Set([basic(id, secret), Buffer.from(`${id}:${secret}`).toString("base64")])];
+}
+
+function cancelledError(endpoint: string, why?: unknown): PlatformError {
+  // A halted client says why it stopped (the platform's refusal), not merely that it did.
+  if (why instanceof PlatformError) return why.with({ kind: "cancelled" });
   return new PlatformError({
     kind: "cancelled",
     classification: "fatal",
@@ -265,14 +290,14 @@ function cancelledError(endpoint: string): PlatformError {
   });
 }
 
-function cancelled(endpoint: string): never {
-  throw cancelledError(endpoint);
+function cancelled(endpoint: string, signal?: AbortSignal): never {
+  throw cancelledError(endpoint, signal?.reason);
 }
 
 function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, endpoint: string): Promise<T> {
-  if (signal.aborted) return Promise.reject(cancelledError(endpoint));
+  if (signal.aborted) return Promise.reject(cancelledError(endpoint, signal.reason));
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(cancelledError(endpoint));
+    const onAbort = () => reject(cancelledError(endpoint, signal.reason));
     signal.addEventListener("abort", onAbort, { once: true });
     promise.then(
       (v) => {

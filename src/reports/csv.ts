@@ -1,7 +1,8 @@
-import { createWriteStream } from "node:fs";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { stringify } from "csv-stringify";
+import { escapeInvisible } from "../visible-text.ts";
+import { openAtomicFile } from "./report-files.ts";
 
 /** The exact header of diff.csv; documented in the README. */
 export const DIFF_COLUMNS = [
@@ -42,8 +43,24 @@ export function neutraliseCell(value: string): string {
 }
 
 /**
+ * What a text cell of any report becomes: control and bidi characters escaped visibly (`\u001b`),
+ * so that printing the file to a terminal shows the id as it is, then formula-neutralised.
+ *
+ * @example
+ *   safeCell("id\u001b[2J") // "id\\u001b[2J"
+ *   safeCell("=1+1") // "'=1+1"
+ */
+export function safeCell(value: string): string {
+  return neutraliseCell(escapeInvisible(value));
+}
+
+/**
  * Streams rows into a CSV file with csv-stringify, honouring back-pressure, so the file is written
- * in constant memory whatever the row count. Returns the number of rows written.
+ * in constant memory whatever the row count. The file appears under its name only once complete
+ * (temporary file and rename). Returns the number of rows written.
+ *
+ * @example
+ *   const rows = await writeDiffCsv("reports/r1/diff.csv", diffRows(db, "r1"));
  */
 export async function writeDiffCsv(path: string, rows: AsyncIterable<DiffRow>): Promise<number> {
   let count = 0;
@@ -60,9 +77,16 @@ export async function writeDiffCsv(path: string, rows: AsyncIterable<DiffRow>): 
       boolean: (v) => (v ? "true" : "false"),
       date: (v) => v.toISOString(),
       number: (v) => String(v),
-      string: (v) => neutraliseCell(v),
+      string: (v) => safeCell(v),
     },
   });
-  await pipeline(Readable.from(counted()), stringifier, createWriteStream(path));
+  const file = openAtomicFile(path);
+  try {
+    await pipeline(Readable.from(counted()), stringifier, file.stream);
+    await file.commit();
+  } catch (err) {
+    await file.abort();
+    throw err;
+  }
   return count;
 }

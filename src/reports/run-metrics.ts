@@ -5,7 +5,7 @@
  * so the collector never reads half a file.
  */
 import { Gauge, Registry } from "prom-client";
-import { writeFileAtomic } from "./atomic-file.ts";
+import { writeFileAtomic } from "./report-files.ts";
 import type { RunSummary } from "./summary.ts";
 
 /** Every metric the file may hold: name, labels, help. The README lists the same. */

@@ -1,10 +1,13 @@
-import { writeFile } from "node:fs/promises";
+import { escapeInvisible } from "../visible-text.ts";
+import { writeFileAtomic } from "./report-files.ts";
 
 export interface EndpointFigures {
   readonly count: number;
   readonly retries: number;
   readonly rate_limited: number;
   readonly ambiguous: number;
+  /** Items the platform served twice within one page (kept once; platform anomalies). */
+  readonly anomalies: number;
   /** Exchanges by HTTP status (`"200"`), or by failure kind when no answer came (`"timeout"`). */
   readonly statuses: Record<string, number>;
   readonly p50_ms: number | null;
@@ -26,6 +29,13 @@ export interface RunSummary {
     readonly anomalies: number;
   };
   readonly findings: Record<string, number>;
+  /**
+   * Findings the run's own succeeded actions did not resolve: what is left after it (equal to
+   * `findings` for a plan). Absent from summaries written before 0.1.0's run lifecycle work.
+   */
+  readonly findings_left?: Record<string, number>;
+  /** What the run did per finding kind: outcome label ("created", "failed (conflict)") → count. */
+  readonly actions_by_finding?: Record<string, Record<string, number>>;
   readonly outcomes: Record<string, number>;
   readonly requests: Record<string, EndpointFigures>;
   readonly throughput: { readonly identities_per_s: number; readonly actions_per_s: number };
@@ -57,10 +67,22 @@ export function renderSummaryMarkdown(s: RunSummary): string {
     "",
     "## Findings",
     "",
-    table(
-      ["finding", "count"],
-      Object.entries(s.findings).map(([k, v]) => [`\`${k}\``, v]),
-    ),
+    s.mode !== "plan" && s.findings_left
+      ? table(
+          ["finding", "found", "left", "actions"],
+          Object.entries(s.findings).map(([k, v]) => [
+            `\`${k}\``,
+            v,
+            s.findings_left?.[k] ?? v,
+            Object.entries(s.actions_by_finding?.[k] ?? {})
+              .map(([label, n]) => `${n} ${label}`)
+              .join(", "),
+          ]),
+        )
+      : table(
+          ["finding", "count"],
+          Object.entries(s.findings).map(([k, v]) => [`\`${k}\``, v]),
+        ),
     "",
     "## Action outcomes",
     "",
@@ -76,19 +98,23 @@ export function renderSummaryMarkdown(s: RunSummary): string {
     Object.keys(s.requests).length === 0
       ? "No platform requests."
       : table(
-          ["endpoint", "count", "retries", "429s", "ambiguous", "p50 ms", "p95 ms"],
+          ["endpoint", "count", "retries", "429s", "ambiguous", "anomalies", "p50 ms", "p95 ms"],
           Object.entries(s.requests).map(([k, v]) => [
             `\`${k}\``,
             v.count,
             v.retries,
             v.rate_limited,
             v.ambiguous,
+            v.anomalies,
             v.p50_ms ?? "",
             v.p95_ms ?? "",
           ]),
         ),
     "",
-    `Throughput: ${s.throughput.identities_per_s.toFixed(1)} identities/s, ${s.throughput.actions_per_s.toFixed(1)} actions/s.`,
+    // A plan sends no writes: an "actions/s" figure would only ever read 0.0.
+    s.mode === "plan"
+      ? `Throughput: ${s.throughput.identities_per_s.toFixed(1)} identities/s.`
+      : `Throughput: ${s.throughput.identities_per_s.toFixed(1)} identities/s, ${s.throughput.actions_per_s.toFixed(1)} actions/s.`,
   ];
   if (s.changes) {
     parts.push(
@@ -109,21 +135,43 @@ export async function writeSummaries(
   mdPath: string,
   s: RunSummary,
 ): Promise<void> {
-  await writeFile(jsonPath, `${JSON.stringify(s, null, 2)}\n`);
-  await writeFile(mdPath, renderSummaryMarkdown(s));
+  // JSON already escapes C0 controls; DEL, C1 and bidi controls can only sit inside its strings.
+  await writeFileAtomic(
+    jsonPath,
+    escapeInvisible(`${JSON.stringify(s, null, 2)}\n`, { keepNewlines: true }),
+  );
+  await writeFileAtomic(mdPath, escapeInvisible(renderSummaryMarkdown(s), { keepNewlines: true }));
 }
 
-/** A compact table for the terminal (stderr). */
+/**
+ * A compact, aligned table for the terminal (stderr). A writer's rows say what is left after its
+ * actions and what they did (`missing_client_control  0 left  1000 created`); a plan's rows are
+ * the counts found.
+ */
 export function renderSummaryTable(s: RunSummary): string {
-  const rows = Object.entries(s.findings).filter(([, v]) => v > 0);
-  const width = Math.max(8, ...rows.map(([k]) => k.length));
+  const writer = s.mode !== "plan" && s.findings_left !== undefined;
+  const kinds = Object.keys(s.findings).filter(
+    (k) => (s.findings[k] ?? 0) > 0 || (s.findings_left?.[k] ?? 0) > 0,
+  );
+  const rows = kinds.map((k) => {
+    const done = Object.entries(s.actions_by_finding?.[k] ?? {})
+      .map(([label, n]) => `${n} ${label}`)
+      .join(", ");
+    const count = writer ? (s.findings_left?.[k] ?? 0) : (s.findings[k] ?? 0);
+    return { k, count: String(count), done };
+  });
+  const nameWidth = Math.max(0, ...rows.map((r) => r.k.length));
+  const countWidth = Math.max(0, ...rows.map((r) => r.count.length));
   const lines = [
     `${s.mode} ${s.run_id}: ${s.status} in ${s.duration_s.toFixed(1)} s (exit ${s.exit_code})`,
+    `  source: ${s.source.rows_read} rows read, ${s.source.candidates} candidates, ${s.source.anomalies} anomalies`,
   ];
-  for (const [k, v] of rows) lines.push(`  ${k.padEnd(width)}  ${String(v).padStart(8)}`);
+  for (const r of rows) {
+    // in_sync is no work left over: it keeps its plain count.
+    const count = `${r.count.padStart(countWidth)}${writer && r.k !== "in_sync" ? " left" : ""}`;
+    lines.push(`  ${r.k.padEnd(nameWidth)}  ${count}${r.done ? `  ${r.done}` : ""}`.trimEnd());
+  }
   if (rows.length === 0) lines.push("  no findings");
-  for (const [k, v] of Object.entries(s.outcomes))
-    lines.push(`  action ${k.padEnd(width - 7)}  ${String(v).padStart(8)}`);
   lines.push(`  report: ${s.reports.dir}`);
-  return lines.join("\n");
+  return escapeInvisible(lines.join("\n"), { keepNewlines: true });
 }

@@ -64,6 +64,7 @@ export const applySandboxArgs = (identities: number, seed: number): string[] => 
 export const applyClientArgs = [
   "--rate",
   String(CLIENT.rate),
+  "--allow-rate-above-limit",
   "--concurrency",
   String(CLIENT.concurrency),
 ];

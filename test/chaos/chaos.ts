@@ -8,7 +8,9 @@
  * Phase 1 SIGKILLs `apply` at seeded random points (counted in creates the sandbox committed) and
  * resumes the same run after each kill. Phase 2 runs a fresh apply with 10% 5xx, 5% hangs (the
  * tool's --timeout-ms 2000), 3% ambiguous writes, tokens revoked on a timer and one 429 burst,
- * re-running until the tool reports done. After each phase the sandbox, the journal and the last
+ * re-running until the tool reports done. Phase 3 takes the database away under an apply, on a
+ * PostgreSQL cluster the suite starts itself: all the tool's sessions killed three times during one
+ * apply, a server restart during another; each must end with exit 0 by itself. After each phase the sandbox, the journal and the last
  * summary.json are checked against each other. Prints ONE JSON line of figures on stdout, appends
  * it to bench-results/chaos.jsonl, and exits 1 on any duplicate or missing control, non-final
  * journal action, report mismatch, apply exit other than 0 or 3, or unfinished run. Progress goes
@@ -22,13 +24,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { REPO_ROOT } from "../helpers/cli.ts";
+import { clusterUnavailable } from "../helpers/pg-cluster.ts";
+import { databaseFaults } from "./chaos-database.ts";
 import { applyUnderFaults } from "./chaos-faults.ts";
 import { killAndResume } from "./chaos-kills.ts";
 import { type Verdict, verdictOf } from "./chaos-verdict.ts";
 import { startWorkload } from "./chaos-workload.ts";
 
 const USAGE = `Usage: npm run chaos -- [--quick] [--seed N] [--database-url ADMIN_URL] [--backend pglite|postgres]
-  --quick         small sizes for CI (under 2 minutes)
+  --quick         small sizes for CI (about 2 minutes)
   --seed          seed of the identities, kill points and fault draws (default 1)
   --database-url  PostgreSQL admin URL (or env TEST_DATABASE_URL): a throwaway database is used
   --backend       pglite or postgres (default: postgres when a URL is known, else pglite)`;
@@ -61,8 +65,20 @@ if (!backend) {
 }
 
 const SIZES = values.quick
-  ? { killIdentities: 6_000, kills: 3, faultIdentities: 3_000, revokeEveryMs: 5_000 }
-  : { killIdentities: 50_000, kills: 10, faultIdentities: 50_000, revokeEveryMs: 10_000 };
+  ? {
+      killIdentities: 6_000,
+      kills: 3,
+      faultIdentities: 3_000,
+      revokeEveryMs: 5_000,
+      dbCreates: 1_000,
+    }
+  : {
+      killIdentities: 50_000,
+      kills: 10,
+      faultIdentities: 50_000,
+      revokeEveryMs: 10_000,
+      dbCreates: 2_000,
+    };
 /** Whole-suite bound: a hung phase must not hang CI. */
 const DEADLINE_MS = values.quick ? 170_000 : 1_500_000;
 
@@ -78,7 +94,14 @@ const deadline = setTimeout(() => {
 deadline.unref();
 
 /** Tool flags shared by every run: fast enough to stay bounded, same client code paths. */
-const TOOL_ARGS = ["--no-progress", "--rate", "200", "--concurrency", "8"];
+const TOOL_ARGS = [
+  "--no-progress",
+  "--rate",
+  "200",
+  "--allow-rate-above-limit",
+  "--concurrency",
+  "8",
+];
 const RETRY_ARGS = ["--retry-base-ms", "50", "--retry-cap-ms", "1000"];
 
 const verdictFigures = (v: Verdict) => ({
@@ -185,6 +208,25 @@ async function faultPhase() {
   }
 }
 
+async function databasePhase() {
+  const t = performance.now();
+  const r = await databaseFaults({
+    creates: SIZES.dbCreates,
+    seed,
+    args: [...TOOL_ARGS, ...RETRY_ARGS],
+    reportDir: join(reportRoot, "database"),
+    log,
+  });
+  return {
+    verdicts: r.verdicts,
+    figures: {
+      terminate: { ...r.terminate, ...verdictFigures(r.verdicts[0]!) },
+      restart: { ...r.restart, ...verdictFigures(r.verdicts[1]!) },
+      wall_s: secondsSince(t),
+    },
+  };
+}
+
 const line: Record<string, unknown> = {
   suite: "chaos",
   quick: values.quick,
@@ -199,6 +241,18 @@ try {
   const faults = await faultPhase();
   line.faults = faults.figures;
   const verdicts = [kills.verdict, faults.verdict];
+  // The database phase needs a cluster of its own; where none can start it says why and is skipped.
+  const noCluster = clusterUnavailable();
+  let stackTraces = 0;
+  if (noCluster) {
+    line.database = { skipped: noCluster };
+    log(`phase 3 skipped: ${noCluster}`);
+  } else {
+    const db = await databasePhase();
+    line.database = db.figures;
+    verdicts.push(...db.verdicts);
+    stackTraces = db.figures.terminate.stack_traces + db.figures.restart.stack_traces;
+  }
   const total = (k: "duplicates" | "missing" | "stray" | "nonFinalActions") =>
     verdicts.reduce((n, v) => n + v[k], 0);
   Object.assign(line, {
@@ -211,6 +265,7 @@ try {
     // Under the fault mix the tool may stop with 3 (some actions failed, a re-run retries them);
     // any other non-zero exit means it did not cope.
     apply_failures: faults.figures.apply_exit_codes.filter((c) => c !== 0 && c !== 3).length,
+    stack_traces: stackTraces,
   });
   ok =
     total("duplicates") === 0 &&
@@ -218,7 +273,8 @@ try {
     total("stray") === 0 &&
     total("nonFinalActions") === 0 &&
     line.apply_failures === 0 &&
-    line.report_mismatches === 0;
+    line.report_mismatches === 0 &&
+    stackTraces === 0;
 } catch (err) {
   line.error = (err as Error).message.slice(0, 2000);
   log(`failed: ${(err as Error).stack ?? err}`);

@@ -77,6 +77,7 @@ backends.forEach((backend, i) => {
         "6",
         "--rate",
         "300",
+        "--allow-rate-above-limit",
         ...target.args,
       ];
       let runId: string | undefined;
@@ -135,6 +136,7 @@ backends.forEach((backend, i) => {
           "--no-progress",
           "--rate",
           "300",
+          "--allow-rate-above-limit",
           "--retry-base-ms",
           "5",
           "--retry-cap-ms",
@@ -180,6 +182,7 @@ backends.forEach((backend, i) => {
           "--no-progress",
           "--rate",
           "80",
+          "--allow-rate-above-limit",
           "--concurrency",
           "16",
           "--penalty-s",

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
+import { safeCell } from "../../src/reports/csv.ts";
 import type { ControlRecord, Sandbox } from "../../src/sandbox/index.ts";
 import { startSandbox } from "../../src/sandbox/index.ts";
 import { runCli } from "../helpers/cli.ts";
@@ -30,7 +31,8 @@ interface FindingRow {
 
 const FORMULA_START = /^[=+\-@\t\r]/;
 /** What diff.csv must hold for an id: formula-looking cells get a leading apostrophe. */
-const csvCell = (id: string | null) => (id === null ? "" : FORMULA_START.test(id) ? `'${id}` : id);
+/** What diff.csv shows for an id: control and bidi characters escaped, formulas neutralised. */
+const csvCell = (id: string | null) => (id === null ? "" : safeCell(id));
 
 const platformIds = CORPUS.flatMap((c) => (c.platform ? [c.platform.id] : []));
 const createdUnder = (policies: readonly Policy[]) =>
@@ -243,6 +245,18 @@ for (const backend of backends) {
           assert.doesNotMatch(value, FORMULA_START, `${column} cell ${JSON.stringify(value)}`);
         }
       }
+    });
+
+    it("no report file holds a raw control or bidi character: ESC, BEL, DEL and overrides are escaped visibly", async () => {
+      const dir = join(out, "warn-bulk");
+      const raw = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]|\p{Bidi_Control}/u;
+      for (const file of ["diff.csv", "summary.json", "summary.md"]) {
+        const text = readFileSync(join(dir, file), "utf8");
+        assert.doesNotMatch(text, raw, `${file} holds a raw control or bidi character`);
+      }
+      const csv = readFileSync(join(dir, "diff.csv"), "utf8");
+      assert.ok(csv.includes("esc\\u001b[31mred\\u0007"), "the ESC/BEL id is shown escaped");
+      assert.ok(csv.includes("user\\u202efdp.exe"), "the right-to-left override is shown escaped");
     });
 
     it("under --non-uuid-ids reject, every non-UUID id is an invalid_source_row with its reason", async () => {

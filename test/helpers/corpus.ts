@@ -198,7 +198,31 @@ export const CORPUS: readonly CorpusCase[] = [
       { id: "del\u007f", ud: true, ad: false },
       "del\u007f",
     ),
-    warn: [invalid(/^control_chars_in_id: id is "del\u007f"$/)],
+    warn: [invalid(/^control_chars_in_id: id is "del\\u007f"$/)],
+  },
+  {
+    ...knownFlagged(
+      "id with a terminal escape and a bell",
+      { id: "esc\u001b[31mred\u0007", ud: true, ad: false },
+      "esc\u001b[31mred\u0007",
+    ),
+    warn: [invalid(/^control_chars_in_id: id is "esc\\u001b\[31mred\\u0007"$/)],
+  },
+  {
+    ...knownFlagged(
+      "id with a right-to-left override",
+      { id: "user\u202Efdp.exe", ud: true, ad: false },
+      "user\u202Efdp.exe",
+    ),
+    warn: [invalid(/^bidi_controls_in_id: id is "user\\u202efdp\.exe"$/)],
+  },
+  {
+    ...knownFlagged(
+      "id with a bidi isolate",
+      { id: "a\u2067b\u2069c", ud: true, ad: false },
+      "a\u2067b\u2069c",
+    ),
+    warn: [invalid(/^bidi_controls_in_id: id is "a\\u2067b\\u2069c"$/)],
   },
   ...FORMULA_IDS.map(
     (id): CorpusCase => ({

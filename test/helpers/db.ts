@@ -70,6 +70,7 @@ function globalFor(over: Partial<GlobalConfig>): GlobalConfig {
     ...loadGlobalConfig({}, {}),
     logLevel: "error",
     progress: false,
+    dbRetryS: 60,
     ...over,
   });
 }
@@ -165,6 +166,7 @@ function postgresBackend(admin: string): Backend {
       const handle: DatabaseHandle = {
         db: inner.db,
         backend: "postgres",
+        postgres: inner.postgres,
         close: () => {
           closing ??= inner.close().finally(() => tdb.drop());
           return closing;

@@ -16,6 +16,7 @@ const globalFor = (over: Partial<GlobalConfig>): GlobalConfig => ({
   ...loadGlobalConfig({}, {}),
   logLevel: "error",
   progress: false,
+  dbRetryS: 60,
   ...over,
 });
 

@@ -11,6 +11,7 @@ import {
   READ_SCOPES,
   WRITE_SCOPES,
 } from "../../src/platform/index.ts";
+import { basicCredentials } from "../../src/platform/token-manager.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { syntheticIdentities } from "../../src/synthetic.ts";
 
@@ -123,13 +124,16 @@ describe("secrets and tokens never reach any output", () => {
     cap.client(client);
     await client.close();
 
-    const tokens = [...cap.registered].filter((v) => v !== secret);
+    // The Basic credentials (base64 of id:secret) are secrets too, registered from the start.
+    const basics = basicCredentials(sb.credentials.clientId, secret);
+    for (const b of basics) assert.ok(cap.registered.has(b), "the Basic credential is a secret");
+    const tokens = [...cap.registered].filter((v) => v !== secret && !basics.includes(v));
     assert.equal(tokens.length, 2, "a token before and one after the revocation");
     assert.ok(
       cap.out.some((l) => / DEBUG .*retry/.test(l)),
       "retries were logged",
     );
-    cap.assertClean([secret, ...tokens]);
+    cap.assertClean([secret, ...basics, ...tokens]);
   });
 
   it("keeps them out of the error and logs of a run with a wrong client secret", async () => {

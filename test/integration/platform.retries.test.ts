@@ -89,8 +89,10 @@ describe("retries and ambiguous writes against an unreliable sandbox", () => {
       IDS.slice(0, 30),
     );
     const ep = client.metrics().endpoints["GET /v2/identity/identities/{id}"];
-    assert.equal(ep?.errors.timeout, sb.stats().faults.hang);
-    assert.ok((ep?.errors.timeout ?? 0) > 0, "some requests hung");
+    // Every hung request timed out; on a loaded machine a slow answer may time out as well.
+    const hung = sb.stats().faults.hang;
+    assert.ok(hung > 0, "some requests hung");
+    assert.ok((ep?.errors.timeout ?? 0) >= hung, `timeouts ${ep?.errors.timeout} < hangs ${hung}`);
     await client.close();
   });
 

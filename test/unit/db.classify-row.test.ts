@@ -26,13 +26,17 @@ describe("classifyRow", () => {
     });
   });
 
-  it("rejects a NULL id, an empty or blank id, control characters and an over-long id", () => {
+  it("rejects a NULL id, an empty or blank id, control or bidi-control characters and an over-long id", () => {
     const cases: [string | null, string][] = [
       [null, "null_id"],
       ["", "empty_id"],
       ["   ", "empty_id"],
       [`${UUID}\n`, "control_chars_in_id"],
       [`a\u0000b`, "control_chars_in_id"],
+      [`a\u001b[2Jb`, "control_chars_in_id"],
+      [`a\u009bb`, "control_chars_in_id"],
+      [`user\u202Efdp.exe`, "bidi_controls_in_id"],
+      [`a\u2066b\u2069`, "bidi_controls_in_id"],
       ["x".repeat(257), "id_too_long"],
     ];
     for (const [id, kind] of cases) {
@@ -109,5 +113,10 @@ describe("parseFlag", () => {
   it("keeps NULL as null and marks anything else as not a boolean", () => {
     assert.equal(parseFlag(null), null);
     for (const x of ["2", "", "maybe", "-1"]) assert.equal(parseFlag(x), undefined, x);
+  });
+
+  it("shows control and bidi characters of an id escaped in the anomaly's detail", () => {
+    const c = classifyRow(row("x\u202Ey\u007f", "true"), "accept", 1);
+    assert.equal(c.anomalyDetail, 'id is "x\\u202ey\\u007f"');
   });
 });

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync } from "node:fs";
+import {
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -61,5 +68,39 @@ describe("writeDiffCsv", () => {
       neutraliseCell("4f1c2d9e-0000-4000-8000-000000000000"),
       "4f1c2d9e-0000-4000-8000-000000000000",
     );
+  });
+
+  it("escapes ESC, BEL, DEL, C1 and bidi-override characters visibly in every text cell", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "cm-csv-")), "diff.csv");
+    const id = "a\u001b[31mb\u0007c\u007fd\u009be\u202Ef\u2066g";
+    await writeDiffCsv(
+      file,
+      (async function* () {
+        yield row({ run_id: "r1", identity_id: id, finding: "invalid_source_row", error: id });
+      })(),
+    );
+    const text = readFileSync(file, "utf8");
+    assert.doesNotMatch(text, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]|\p{Bidi_Control}/u);
+    assert.equal(
+      text.split("\n")[1]?.split(",")[1],
+      "a\\u001b[31mb\\u0007c\\u007fd\\u009be\\u202ef\\u2066g",
+    );
+  });
+
+  it("replaces a symbolic link planted under the file's name instead of writing through it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cm-csv-"));
+    const victim = join(dir, "victim.txt");
+    writeFileSync(victim, "precious");
+    symlinkSync(victim, join(dir, "diff.csv"));
+    await writeDiffCsv(
+      join(dir, "diff.csv"),
+      (async function* () {
+        yield row({ run_id: "r1", identity_id: "x", finding: "in_sync" });
+      })(),
+    );
+    assert.equal(readFileSync(victim, "utf8"), "precious");
+    assert.ok(lstatSync(join(dir, "diff.csv")).isFile(), "diff.csv is a plain file now");
+    assert.match(readFileSync(join(dir, "diff.csv"), "utf8"), /^run_id,/);
+    assert.deepEqual(readdirSync(dir).sort(), ["diff.csv", "victim.txt"], "no temporary file left");
   });
 });

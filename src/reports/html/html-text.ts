@@ -5,19 +5,16 @@
  * goes through `jsonForScript`. Control and bidi-control characters are shown as visible `\uXXXX`
  * escapes, so an id cannot hide part of itself or reorder the text around it ("Trojan Source").
  */
-
-/** C0 and C1 controls, DEL, and the Unicode bidi controls (overrides, isolates, marks). */
-const INVISIBLE = /[\u0000-\u001f\u007f-\u009f]|\p{Bidi_Control}/gu;
+import { escapeInvisible } from "../../visible-text.ts";
 
 /**
- * Replaces every control and bidi-control character with a visible `\uXXXX` escape.
+ * Replaces every control and bidi-control character with a visible `\uXXXX` escape (the reports'
+ * one rule, `visible-text.ts`).
  *
  * @example
  *   showInvisible("a\u202Eb") // "a\\u202eb"
  */
-export function showInvisible(text: string): string {
-  return text.replace(INVISIBLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
+export const showInvisible = (text: string): string => escapeInvisible(text);
 
 const ENTITIES: Record<string, string> = {
   "&": "&amp;",

@@ -4,8 +4,8 @@
  * whatever the run's size; the file appears whole (temporary file, then rename).
  */
 import { once } from "node:events";
-import { openAtomicFile } from "../atomic-file.ts";
 import type { DiffRow } from "../csv.ts";
+import { openAtomicFile } from "../report-files.ts";
 import { jsonForScript, showInvisible } from "./html-text.ts";
 import { type HtmlReportInput, renderPageHead, renderPageTail } from "./report-page.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { backoffDelayMs, sleep } from "../../src/platform/backoff.ts";
+import { backoffDelayMs, MAX_TIMER_MS, sleep } from "../../src/backoff.ts";
 
 describe("backoffDelayMs", () => {
   const opts = { baseMs: 250, capMs: 10_000 };
@@ -42,5 +42,29 @@ describe("sleep", () => {
 
   it("rejects at once when the signal is already aborted", async () => {
     await assert.rejects(sleep(10, AbortSignal.abort(new Error("already"))), /already/);
+  });
+});
+
+describe("sleep beyond a Node timer's range", () => {
+  it("waits more than 2^31-1 ms without a TimeoutOverflowWarning and without firing early", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on("warning", onWarning);
+    try {
+      const ac = new AbortController();
+      let resolved = false;
+      const p = sleep(MAX_TIMER_MS + 60_000, ac.signal).then(() => {
+        resolved = true;
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      assert.equal(resolved, false, "a 24.8-day wait must not end after a few milliseconds");
+      ac.abort(new Error("stop"));
+      await assert.rejects(p, /stop/);
+      // Warnings are emitted on the next tick.
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual(warnings, []);
+    } finally {
+      process.off("warning", onWarning);
+    }
   });
 });

@@ -1,0 +1,105 @@
+/**
+ * What the CLI prints when yargs refuses the command line: the help of the level the user is at
+ * when no command was named, a "Did you mean" for a mistyped flag, and with --json one JSON error
+ * object on stdout. Everything exits 1.
+ */
+import { ExitCode } from "../errors.ts";
+
+/** demandCommand messages: their failure prints the help of that level. */
+export const NAME_A_COMMAND = "Name a command; see the list above.";
+export const NAME_A_DB_COMMAND = "Name a db command: migrate or seed.";
+
+/** Edit distance between two words (insertions, deletions, substitutions). */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost);
+    }
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/**
+ * The known flag closest to a mistyped one, if it is close enough to be what was meant.
+ *
+ * @example
+ *   closestFlag("api-ur", ["api-url", "token-url"]) // "api-url"
+ *   closestFlag("zzz", ["api-url"]) // undefined
+ */
+export function closestFlag(typed: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const k of known) {
+    const d = distance(typed, k);
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  return bestDistance <= Math.max(2, Math.floor(typed.length / 3)) ? best : undefined;
+}
+
+/** The flags a help text lists (`--api-url`, ...): the options valid where the user is. */
+export function flagsInHelp(help: string): string[] {
+  return [...new Set([...help.matchAll(/(?:^|\s)--([a-z][a-z0-9-]*)/g)].map((m) => m[1]!))];
+}
+
+/**
+ * Rewrites yargs' "Unknown argument(s): a, b" into one sentence per argument, with a suggestion
+ * for a mistyped flag. `args` tells flags (typed with dashes) from stray words.
+ *
+ * @example
+ *   explainUnknown("Unknown argument: api-ur", ["--api-ur", "x"], ["api-url"])
+ *   // "Unknown argument --api-ur. Did you mean --api-url?"
+ */
+export function explainUnknown(
+  message: string,
+  args: readonly string[],
+  known: readonly string[],
+): string | undefined {
+  const m = /^Unknown arguments?: (.+)$/.exec(message);
+  if (!m) return undefined;
+  const typed = new Set(args.map((a) => a.split("=")[0]));
+  return m[1]!
+    .split(", ")
+    .map((name) => {
+      const dashes = typed.has(`--${name}`) ? "--" : typed.has(`-${name}`) ? "-" : "";
+      const near = dashes ? closestFlag(name, known) : undefined;
+      return `Unknown argument ${dashes}${name}.${near ? ` Did you mean --${near}?` : ""}`;
+    })
+    .join("\n");
+}
+
+/** The parts of a yargs instance the failure handler uses (the usage object yargs hands it). */
+export interface HelpSource {
+  showHelp(print: (help: string) => void): unknown;
+}
+
+/**
+ * The yargs `.fail()` handler. yargs' own parse errors are usage errors; any other error is a bug
+ * and is rethrown.
+ */
+export function failUsage(
+  args: readonly string[],
+  msg: string | undefined,
+  err: Error | undefined,
+  y: HelpSource,
+): never {
+  if (err && err.name !== "YError") throw err;
+  let help = "";
+  y.showHelp((h) => {
+    help = h;
+  });
+  const raw = msg ?? err?.message ?? "invalid command line";
+  const message = explainUnknown(raw, args, flagsInHelp(help)) ?? raw;
+  if (args.includes("--json")) {
+    process.stdout.write(`${JSON.stringify({ error: { message, exit_code: ExitCode.failed } })}\n`);
+  }
+  if (raw === NAME_A_COMMAND || raw === NAME_A_DB_COMMAND) {
+    process.stderr.write(`${help}\n\n${raw}\n`);
+  } else {
+    process.stderr.write(`Error: ${message}\nRun with --help for usage.\n`);
+  }
+  process.exit(ExitCode.failed);
+}

@@ -1,0 +1,88 @@
+/**
+ * One HTTP exchange of the platform client, and the small pieces around it: the URL, the JSON
+ * body. No retries here; `http-client.ts` decides what to do with the outcome.
+ */
+import { LinkedSignal } from "./linked-signal.ts";
+import { describeFetchFailure, type FetchFailure, type HttpMethod } from "./platform-error.ts";
+
+/** What came back: an answer (any status), or why there was none. */
+export type Outcome =
+  | { readonly status: number; readonly text: string; readonly retryAfter: string | null }
+  | { readonly failure: FetchFailure };
+
+/**
+ * Sends one request with the bearer token, within `timeoutMs`, never following a redirect (it
+ * would carry the token to wherever it points). Never throws: a failure is an outcome.
+ *
+ * @example
+ *   const o = await exchange(url, "GET", token, undefined, 30_000, signal, histogram);
+ */
+export async function exchange(
+  url: string,
+  method: HttpMethod,
+  token: string,
+  body: string | undefined,
+  timeoutMs: number,
+  signal: AbortSignal,
+  latency: { record(ms: number): void },
+): Promise<Outcome> {
+  const link = new LinkedSignal([signal], timeoutMs);
+  const started = performance.now();
+  try {
+    const res = await fetch(url, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: "application/json, application/problem+json",
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      body,
+      redirect: "manual",
+      signal: link.signal,
+    });
+    const text = await res.text();
+    latency.record(performance.now() - started);
+    return { status: res.status, text, retryAfter: res.headers.get("retry-after") };
+  } catch (err) {
+    return {
+      failure: describeFetchFailure(err, { timedOut: link.timedOut, cancelled: link.cancelled }),
+    };
+  } finally {
+    link.dispose();
+  }
+}
+
+/**
+ * The body as JSON; an empty body is `{}` (the delete endpoint answers with nothing).
+ *
+ * @example
+ *   readJson('{"items":[]}') // { ok: true, value: { items: [] } }
+ */
+export function readJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (text.trim() === "") return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/**
+ * The API base URL, the concrete path and the defined query parameters.
+ *
+ * @example
+ *   buildUrl("https://api", { path: "/v2/identity/controls", query: { identity_id: "x" } })
+ */
+export function buildUrl(
+  apiUrl: string,
+  spec: { readonly path: string; readonly query?: Record<string, string | undefined> },
+): string {
+  let url = apiUrl + spec.path;
+  if (spec.query) {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(spec.query)) if (v !== undefined) q.set(k, v);
+    const s = q.toString();
+    if (s) url += `?${s}`;
+  }
+  return url;
+}

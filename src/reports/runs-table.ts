@@ -1,0 +1,60 @@
+/**
+ * The `runs` listing: one aligned row per run under a header, with the run's error. A run still
+ * marked running whose heartbeat is older than a minute is shown as stale: its process is
+ * probably gone (killed, machine down), and the next apply/reconcile will close it.
+ */
+
+/** A run as the listing needs it (a `runs` row). */
+export interface RunListing {
+  readonly id: string;
+  readonly mode: string;
+  readonly status: string;
+  readonly exit_code: number | null;
+  readonly started_at: Date;
+  readonly heartbeat_at: Date | null;
+  readonly error: string | null;
+  readonly counts: Record<string, number> | null;
+}
+
+/** A running run whose heartbeat is older than this is shown as stale. */
+export const STALE_AFTER_MS = 60_000;
+
+/** The status shown: `stale (process gone?)` for a running run without a recent heartbeat. */
+export function shownStatus(r: RunListing, now: Date): string {
+  if (r.status !== "running") return r.status;
+  const beat = (r.heartbeat_at ?? r.started_at).getTime();
+  return now.getTime() - beat > STALE_AFTER_MS ? "stale (process gone?)" : "running";
+}
+
+const MAX_ERROR = 60;
+const clip = (s: string) => (s.length > MAX_ERROR ? `${s.slice(0, MAX_ERROR - 1)}…` : s);
+const oneLine = (s: string) => s.replace(/\s+/g, " ").trim();
+
+/**
+ * The listing as text: a header row, then one row per run, columns aligned.
+ *
+ * @example
+ *   renderRunsTable(runs, new Date()).split("\n")[0] // "RUN  MODE  STATUS  EXIT  STARTED (UTC) ..."
+ */
+export function renderRunsTable(runs: readonly RunListing[], now: Date): string {
+  const header = ["RUN", "MODE", "STATUS", "EXIT", "STARTED (UTC)", "ERROR", "COUNTS"];
+  const rows = runs.map((r) => [
+    r.id,
+    r.mode,
+    shownStatus(r, now),
+    r.exit_code === null ? "-" : String(r.exit_code),
+    r.started_at.toISOString().slice(0, 19).replace("T", " "),
+    r.error ? clip(oneLine(r.error)) : "-",
+    Object.entries(r.counts ?? {})
+      .filter(([, v]) => v > 0)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(" ") || "-",
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join("\n");
+}

@@ -1,0 +1,57 @@
+/**
+ * What a CLI test against the platform needs: a sandbox holding `identities` synthetic identities
+ * (none migrated yet), a database a CLI child process can reach with the same identities in its
+ * source relation, and the env vars that point the CLI at the sandbox.
+ *
+ * @example
+ *   const rig = await startCliRig(backends[0]!, { identities: 400, seed: 5 });
+ *   await runCli(["plan", ...rig.target.args], rig.env);
+ *   await rig.close();
+ */
+import { loadSourceConfig } from "../../src/config.ts";
+import { seedSource } from "../../src/db/seed.ts";
+import { startSandbox } from "../../src/sandbox/index.ts";
+import type { Sandbox, SandboxOptions } from "../../src/sandbox/types.ts";
+import { syntheticIdentities } from "../../src/synthetic.ts";
+import type { Backend, TestTarget } from "./db.ts";
+
+export interface CliRig {
+  readonly sandbox: Sandbox;
+  readonly target: TestTarget;
+  readonly env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startCliRig(
+  backend: Backend,
+  o: { identities: number; seed: number; sandbox?: SandboxOptions },
+): Promise<CliRig> {
+  const sandbox = await startSandbox({
+    port: 0,
+    rateLimitRps: 0,
+    tokenRateLimitRps: 0,
+    ...o.sandbox,
+  });
+  sandbox.seedIdentities(syntheticIdentities(o.identities, o.seed), {
+    migratedFraction: 0,
+    seed: o.seed,
+  });
+  const target = await backend.target();
+  const h = await target.open({ migrate: true });
+  await seedSource(h.db, loadSourceConfig({}, {}), { identities: o.identities, seed: o.seed });
+  await h.close();
+  return {
+    sandbox,
+    target,
+    env: {
+      API_BASE_URL: sandbox.apiUrl,
+      OAUTH_TOKEN_URL: sandbox.tokenUrl,
+      OAUTH_CLIENT_ID: sandbox.credentials.clientId,
+      OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret,
+    },
+    close: async () => {
+      await sandbox.close();
+      await target.drop();
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { REPO_ROOT, runCli } from "../helpers/cli.ts";
+
+const version = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")).version;
+
+describe("command-line conventions", () => {
+  it("--version and the version command print package.json's version", async () => {
+    for (const args of [["--version"], ["version"]]) {
+      const r = await runCli(args);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, `${version}\n`);
+    }
+  });
+
+  it("no command prints the top-level help and exits 1", async () => {
+    const r = await runCli([]);
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      /Commands:[\s\S]*controls-migrate plan[\s\S]*controls-migrate discard[\s\S]*controls-migrate version/,
+    );
+    assert.match(r.stderr, /Name a command/);
+  });
+
+  it("db alone prints the help of db and its commands, and exits 1", async () => {
+    const r = await runCli(["db"]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /controls-migrate db migrate[\s\S]*controls-migrate db seed/);
+    assert.doesNotMatch(r.stderr, /Not enough non-option arguments/);
+  });
+
+  it("a mistyped flag gets a suggestion of the flag that was meant", async () => {
+    const r = await runCli(["plan", "--api-ur", "https://x.example"]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /Unknown argument --api-ur\. Did you mean --api-url\?/);
+  });
+
+  it("completion prints a shell completion script for controls-migrate", async () => {
+    const r = await runCli(["completion"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /controls-migrate --get-yargs-completions/);
+  });
+
+  it("with --json a command-line error still prints one JSON error object on stdout", async () => {
+    const r = await runCli(["plan", "--json", "--bogus"]);
+    assert.equal(r.code, 1);
+    assert.deepEqual(JSON.parse(r.stdout), {
+      error: { message: "Unknown argument --bogus.", exit_code: 1 },
+    });
+  });
+});

@@ -1,0 +1,363 @@
+/**
+ * The database going away is a fault to survive: killed backends and lost COMMIT answers on the
+ * shared server (only this file's own database and sessions), a stopped server on a cluster of the
+ * test's own. PostgreSQL only: PGlite is embedded and has no connection to lose.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { after, before, describe, it } from "node:test";
+import { sql } from "kysely";
+import pg from "pg";
+import { loadSourceConfig } from "../../src/config.ts";
+import {
+  createPgPool,
+  type DatabaseHandle,
+  openDatabase,
+  wrapPgPool,
+} from "../../src/db/connect.ts";
+import { migrateToLatest } from "../../src/db/migrate.ts";
+import { DatabaseLostError } from "../../src/db/reconnect.ts";
+import { acquireRunLock, WRITER_LOCK_KEY, WriterLockTakenError } from "../../src/db/run-lock.ts";
+import { seedSource } from "../../src/db/seed.ts";
+import { readSource } from "../../src/db/source-reader.ts";
+import { createLogger, silentLogger } from "../../src/log.ts";
+import { collect, REPO_ROOT } from "../helpers/cli.ts";
+import {
+  type Cluster,
+  clusterUnavailable,
+  databaseOf,
+  startCluster,
+  terminateBackends,
+} from "../helpers/pg-cluster.ts";
+import { startFaultProxy } from "../helpers/pg-fault-proxy.ts";
+
+const adminUrl = process.env.TEST_DATABASE_URL || undefined;
+
+async function createDatabase(admin: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `cm_loss_${Math.random().toString(16).slice(2, 10)}`;
+  const c = new pg.Client({ connectionString: admin });
+  await c.connect();
+  await c.query(`create database ${name}`);
+  await c.end();
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const d = new pg.Client({ connectionString: admin });
+      await d.connect();
+      await d.query(`drop database if exists ${name} with (force)`);
+      await d.end();
+    },
+  };
+}
+
+/** Terminates every session of the database, again and again, until stopped. */
+function keepTerminating(admin: string, database: string, everyMs: number) {
+  let stop = false;
+  let rounds = 0;
+  const loop = (async () => {
+    while (!stop) {
+      await new Promise((r) => setTimeout(r, everyMs));
+      if (stop) break;
+      if ((await terminateBackends(admin, database)) > 0) rounds += 1;
+    }
+  })();
+  return {
+    async stop() {
+      stop = true;
+      await loop;
+      return rounds;
+    },
+  };
+}
+
+describe("lost PostgreSQL connections", {
+  skip: adminUrl ? false : "needs TEST_DATABASE_URL",
+  timeout: 120_000,
+}, () => {
+  let url: string;
+  let drop: () => Promise<void>;
+  let handle: DatabaseHandle;
+  const logged: string[] = [];
+  const logger = createLogger({ level: "info", write: (l) => logged.push(l) });
+
+  before(async () => {
+    ({ url, drop } = await createDatabase(adminUrl!));
+    handle = wrapPgPool(createPgPool(url), { retryS: 30, logger, target: "PostgreSQL test" });
+    await migrateToLatest(handle.db, silentLogger);
+    await sql`create table t (n int primary key)`.execute(handle.db);
+  });
+  after(async () => {
+    await handle?.close();
+    await drop?.();
+  });
+
+  it("a checked-out client whose backend is terminated does not crash the process", async () => {
+    // In a child process: unheard, the client's 'error' event ends the process that holds it.
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "--input-type=module",
+        "-e",
+        `import { sql } from "kysely";
+         import { createPgPool, wrapPgPool } from "./src/db/connect.ts";
+         const handle = wrapPgPool(createPgPool(process.env.URL));
+         const held = await handle.postgres.pool.connect(); // checked out, like the writer lock's session
+         process.stdout.write("ready\\n");
+         await new Promise((r) => process.stdin.once("data", r));
+         await new Promise((r) => setTimeout(r, 300));
+         held.release(true);
+         const r = await sql\`select 1 as one\`.execute(handle.db);
+         process.stdout.write("alive " + r.rows[0].one + "\\n");
+         await handle.close();`,
+      ],
+      { cwd: REPO_ROOT, env: { ...process.env, URL: url }, stdio: ["pipe", "pipe", "pipe"] },
+    );
+    const result = collect(child);
+    await new Promise<void>((r) =>
+      child.stdout!.on("data", (d) => String(d).includes("ready") && r()),
+    );
+    assert.ok((await terminateBackends(adminUrl!, databaseOf(url))) >= 1);
+    child.stdin!.end("go\n");
+    const { code, stdout, stderr } = await result;
+    assert.doesNotMatch(stderr, /Unhandled 'error' event|terminating connection/);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /alive 1/);
+  });
+
+  it("a statement whose connection is terminated mid-flight runs again on a fresh connection", async () => {
+    logged.length = 0;
+    const running = sql<{ x: number }>`select pg_sleep(0.6), 42 as x`.execute(handle.db);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok((await terminateBackends(adminUrl!, databaseOf(url))) >= 1);
+    assert.equal((await running).rows[0]?.x, 42);
+    assert.ok(
+      logged.some((l) =>
+        /WARN\s+Lost the database connection \(terminating connection due to administrator command \(57P01\)\); retrying for up to 30 s/.test(
+          l,
+        ),
+      ),
+      logged.join("\n"),
+    );
+    assert.ok(
+      logged.some((l) => /INFO\s+Database connection back after/.test(l)),
+      logged.join("\n"),
+    );
+  });
+
+  it("a transaction whose connection is terminated before COMMIT runs again whole", async () => {
+    await sql`truncate t`.execute(handle.db);
+    let runs = 0;
+    const tx = handle.db.transaction().execute(async (trx) => {
+      runs += 1;
+      await sql`insert into t values (1)`.execute(trx);
+      await sql`select pg_sleep(0.6)`.execute(trx);
+      await sql`insert into t values (2)`.execute(trx);
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    await terminateBackends(adminUrl!, databaseOf(url));
+    await tx;
+    assert.equal(runs, 2, "the transaction ran a second time");
+    const rows = await sql<{ n: number }>`select n from t order by n`.execute(handle.db);
+    assert.deepEqual(
+      rows.rows.map((r) => r.n),
+      [1, 2],
+    );
+  });
+
+  it("a COMMIT whose answer is lost is resolved by asking the server, never run twice", async () => {
+    const proxy = await startFaultProxy(url);
+    const viaProxy = wrapPgPool(createPgPool(proxy.url), { retryS: 30, logger: silentLogger });
+    try {
+      await sql`truncate t`.execute(viaProxy.db);
+      let runs = 0;
+      proxy.loseNextCommitAnswer();
+      await viaProxy.db.transaction().execute(async (trx) => {
+        runs += 1;
+        // Not idempotent on purpose: a second run would fail on the primary key.
+        await sql`insert into t values (7)`.execute(trx);
+      });
+      assert.equal(proxy.lostCommits, 1);
+      assert.equal(runs, 1);
+      const rows = await sql<{ n: number }>`select n from t`.execute(viaProxy.db);
+      assert.deepEqual(
+        rows.rows.map((r) => r.n),
+        [7],
+      );
+    } finally {
+      await viaProxy.close();
+      await proxy.close();
+    }
+  });
+
+  it("the source pass resumes from its last key while its connections keep being terminated", async () => {
+    await sql`create table src (id text, user_disabled boolean, admin_disabled boolean)`.execute(
+      handle.db,
+    );
+    await sql`create index on src (id)`.execute(handle.db);
+    const source = loadSourceConfig({ "source-relation": "src", "batch-size": 50 }, {});
+    await seedSource(handle.db, source, { identities: 3000, seed: 9 });
+    const killer = keepTerminating(adminUrl!, databaseOf(url), 40);
+    const ids: string[] = [];
+    const seqs: number[] = [];
+    try {
+      for await (const batch of readSource(handle.db, source)) {
+        for (const row of batch.rows) {
+          ids.push(row.identityId!);
+          seqs.push(row.seq);
+        }
+        // Slow the reader a little so terminations land between and during pages.
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    } finally {
+      const rounds = await killer.stop();
+      assert.ok(rounds >= 3, `terminations during the pass: ${rounds}`);
+    }
+    assert.equal(ids.length, 3000);
+    assert.equal(new Set(ids).size, 3000, "no row read twice");
+    assert.deepEqual(
+      seqs,
+      Array.from({ length: 3000 }, (_, i) => i + 1),
+    );
+  });
+
+  it("the writer lock is taken again after its session is terminated", async () => {
+    const lock = await acquireRunLock(handle);
+    assert.ok(lock);
+    try {
+      const holder = async () =>
+        (
+          await sql<{
+            pid: number | null;
+          }>`select (select pid from pg_locks where locktype = 'advisory'
+             and objid = ${WRITER_LOCK_KEY} and granted and database =
+             (select oid from pg_database where datname = current_database()) limit 1) as pid`.execute(
+            handle.db,
+          )
+        ).rows[0]?.pid;
+      const before = await holder();
+      assert.ok(before);
+      await terminateBackends(adminUrl!, databaseOf(url));
+      // The next statement waits until the lock is held again.
+      const after = await holder();
+      assert.ok(after && after !== before, `lock holder before ${before}, after ${after}`);
+    } finally {
+      await lock.release();
+    }
+  });
+
+  it("a run whose lock another writer took meanwhile stops: every later statement fails with a clear message", async () => {
+    // The run reaches the server through a proxy, so the test can keep it from reconnecting while
+    // another writer takes the lock.
+    const proxy = await startFaultProxy(url);
+    const lines: string[] = [];
+    const run = wrapPgPool(createPgPool(proxy.url), {
+      retryS: 30,
+      logger: createLogger({ level: "info", write: (l) => lines.push(l) }),
+    });
+    const lock = await acquireRunLock(run);
+    assert.ok(lock);
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      proxy.setAccepting(false);
+      await other.query(
+        `select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and granted
+           and objid = ${WRITER_LOCK_KEY}
+           and database = (select oid from pg_database where datname = current_database())`,
+      );
+      // The run notices its lock session is gone and starts taking the lock again, in vain for now.
+      for (let i = 0; i < 500 && !lines.some((l) => l.includes("holding the writer lock")); i++)
+        await new Promise((r) => setTimeout(r, 10));
+      let took = false;
+      for (let i = 0; i < 200 && !took; i++) {
+        took = (
+          await other.query<{ ok: boolean }>(
+            `select pg_try_advisory_lock(${WRITER_LOCK_KEY}) as ok`,
+          )
+        ).rows[0]!.ok;
+        if (!took) await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.ok(took, "the other writer took the lock");
+      proxy.setAccepting(true);
+      await assert.rejects(sql`select 1`.execute(run.db), (err: unknown) => {
+        assert.ok(err instanceof WriterLockTakenError);
+        assert.match(
+          err.message,
+          /Another apply\/reconcile took the writer lock while this run's database connection was lost \(PostgreSQL backend pid \d+\)\. This run stopped without sending anything more/,
+        );
+        return true;
+      });
+      await lock.release();
+      // Released: the handle works again for whatever comes next (closing the run, reports).
+      assert.equal((await sql<{ one: number }>`select 1 as one`.execute(run.db)).rows[0]?.one, 1);
+    } finally {
+      await lock.release();
+      await other.end();
+      await run.close();
+      await proxy.close();
+    }
+  });
+});
+
+describe("a database that stays away", {
+  skip: (adminUrl ? false : "needs TEST_DATABASE_URL") || clusterUnavailable() || false,
+  timeout: 120_000,
+}, () => {
+  let cluster: Cluster;
+  before(async () => {
+    cluster = await startCluster();
+  });
+  after(() => cluster?.destroy());
+
+  it("gives up after --db-retry-s with a message naming the time and place, and the next open marks the run interrupted", async () => {
+    const url = await cluster.createDatabase();
+    const global = {
+      databaseUrl: url,
+      dataDir: "",
+      logLevel: "error" as const,
+      json: false,
+      progress: false,
+      dbRetryS: 2,
+    };
+    const h = await openDatabase(global, silentLogger);
+    await migrateToLatest(h.db, silentLogger);
+    await sql`insert into controls_migration.runs (id, mode, status, tool_version, host, pid, heartbeat_at)
+              values ('20260101-000000-aaaa', 'apply', 'running', 'test', 'here', 1, now())`.execute(
+      h.db,
+    );
+    cluster.stop();
+    const started = Date.now();
+    try {
+      await assert.rejects(sql`select 1`.execute(h.db), (err: unknown) => {
+        assert.ok(err instanceof DatabaseLostError);
+        assert.match(
+          err.message,
+          new RegExp(
+            `^Lost the database connection at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z \\(PostgreSQL 127\\.0\\.0\\.1:${cluster.port}/${databaseOf(url)}\\) and could not get it back within 2 s \\(--db-retry-s\\): .+\\. Once the database is back`,
+          ),
+        );
+        return true;
+      });
+      const took = Date.now() - started;
+      assert.ok(took >= 1_900 && took < 15_000, `gave up after ${took} ms`);
+    } finally {
+      await h.close();
+      cluster.start();
+    }
+    const again = await openDatabase(global, silentLogger);
+    try {
+      const r = await sql<{
+        status: string;
+      }>`select status from controls_migration.runs where id = '20260101-000000-aaaa'`.execute(
+        again.db,
+      );
+      assert.equal(r.rows[0]?.status, "interrupted");
+    } finally {
+      await again.close();
+    }
+  });
+});

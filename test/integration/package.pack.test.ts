@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import { join, relative } from "node:path";
+import { before, describe, it } from "node:test";
+import { REPO_ROOT } from "../helpers/cli.ts";
+
+const npm = (args: string[]) =>
+  execFileSync("npm", args, {
+    cwd: REPO_ROOT,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+
+/** Files of a folder of the repository, as paths relative to it. */
+function filesUnder(dir: string): string[] {
+  const root = join(REPO_ROOT, dir);
+  if (!existsSync(root)) return [];
+  return readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => relative(REPO_ROOT, join(d.parentPath, d.name)));
+}
+
+describe("the npm package", () => {
+  let files: string[];
+  before(() => {
+    npm(["run", "build"]);
+    const [pack] = JSON.parse(npm(["pack", "--dry-run", "--json"])) as {
+      files: { path: string }[];
+    }[];
+    files = pack!.files.map((f) => f.path);
+  });
+
+  it("ships the built CLI, the compiled migrations, README, CHANGELOG and LICENSE", () => {
+    for (const f of [
+      "package.json",
+      "README.md",
+      "CHANGELOG.md",
+      "LICENSE",
+      "dist/src/cli.js",
+      "dist/migrations/index.js",
+      "dist/migrations/0001-initial.js",
+      "dist/migrations/0002-run-lifecycle.js",
+    ]) {
+      assert.ok(files.includes(f), `${f} is in the tarball`);
+    }
+  });
+
+  it("ships every file of schema/, which the sandbox reads at run time", () => {
+    for (const f of filesUnder("schema")) assert.ok(files.includes(f), `${f} is in the tarball`);
+  });
+
+  it("leaves out sources, tests, CI scripts and source maps", () => {
+    const stray = files.filter(
+      (f) => /^(src|test|\.ci|scripts|migrations)\//.test(f) || f.endsWith(".map"),
+    );
+    assert.deepEqual(stray, []);
+  });
+});

@@ -1,0 +1,26 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { closestFlag, explainUnknown, flagsInHelp } from "../../src/commands/usage-error.ts";
+
+describe("usage errors", () => {
+  it("suggest the closest known flag for a mistyped one, and nothing for a far one", () => {
+    const known = ["api-url", "token-url", "batch-size", "rate"];
+    assert.equal(closestFlag("api-ur", known), "api-url");
+    assert.equal(closestFlag("batchsize", known), "batch-size");
+    assert.equal(closestFlag("completely-else", known), undefined);
+  });
+
+  it("tell a mistyped flag from a stray word", () => {
+    const known = ["api-url"];
+    assert.equal(
+      explainUnknown("Unknown arguments: api-ur, stray", ["--api-ur", "x", "stray"], known),
+      "Unknown argument --api-ur. Did you mean --api-url?\nUnknown argument stray.",
+    );
+    assert.equal(explainUnknown("Not enough arguments", [], known), undefined);
+  });
+
+  it("find the flags a help text lists", () => {
+    const help = "Options:\n  --api-url  Base URL [env API_BASE_URL]\n  -h, --help  Show help";
+    assert.deepEqual(flagsInHelp(help), ["api-url", "help"]);
+  });
+});

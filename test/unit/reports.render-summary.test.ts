@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  type RunSummary,
+  renderSummaryMarkdown,
+  renderSummaryTable,
+} from "../../src/reports/summary.ts";
+
+const base: RunSummary = {
+  run_id: "20261122-101500-ab12",
+  mode: "plan",
+  status: "completed",
+  started_at: "2026-11-22T10:15:00.000Z",
+  finished_at: "2026-11-22T10:15:03.000Z",
+  duration_s: 3,
+  strategy: "bulk",
+  source: { rows_read: 10_000, candidates: 1200, anomalies: 12 },
+  findings: { in_sync: 150, missing_client_control: 1000, missing_service_control: 20 },
+  outcomes: {},
+  requests: {},
+  throughput: { identities_per_s: 3333.3, actions_per_s: 0 },
+  changes: null,
+  exit_code: 2,
+  reports: { dir: "/r", diff_csv: "/r/diff.csv", rows: 1020 },
+};
+
+const applied: RunSummary = {
+  ...base,
+  mode: "apply",
+  exit_code: 0,
+  findings_left: { in_sync: 150, missing_client_control: 0, missing_service_control: 20 },
+  actions_by_finding: { missing_client_control: { adopted: 2, created: 998 } },
+  outcomes: { "succeeded:created": 998, "succeeded:adopted": 2 },
+  throughput: { identities_per_s: 3333.3, actions_per_s: 333.3 },
+};
+
+describe("run summaries", () => {
+  it("after apply show what is left and what was done, not the count found before", () => {
+    const table = renderSummaryTable(applied);
+    assert.match(table, /^ {2}missing_client_control +0 left {2}2 adopted, 998 created$/m);
+    assert.match(table, /^ {2}missing_service_control +20 left$/m);
+    assert.doesNotMatch(table, /\b1000\b/, "the count found before apply is not shown");
+  });
+
+  it("align the counts of every finding in one column", () => {
+    const rows = renderSummaryTable(applied)
+      .split("\n")
+      .filter((l) => /^ {2}[a-z_]+ +\d/.test(l));
+    const ends = rows.map((l) => /^ {2}[a-z_]+ +\d+/.exec(l)?.[0].length);
+    assert.equal(new Set(ends).size, 1, rows.join("\n"));
+  });
+
+  it("of a plan show no actions/s figure, which could only read 0.0", () => {
+    assert.doesNotMatch(renderSummaryMarkdown(base), /actions\/s/);
+    assert.match(renderSummaryMarkdown(applied), /333\.3 actions\/s/);
+  });
+
+  it("of a resumed run show the source counts it carries", () => {
+    assert.match(
+      renderSummaryTable(applied),
+      /source: 10000 rows read, 1200 candidates, 12 anomalies/,
+    );
+  });
+});
