@@ -17,6 +17,7 @@ import { failedRun, writeMetricsFile } from "../migration/metrics-file.ts";
 import { checkReportDir, reportDir } from "../migration/report.ts";
 import { claimReportDir } from "../reports/report-files.ts";
 import { renderSummaryTable } from "../reports/summary.ts";
+import { logSummary } from "../reports/summary-log.ts";
 import { askOnTerminal, confirmationQuestion } from "./confirm-prompt.ts";
 import { runWiredPipeline } from "./pipeline-wiring.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
@@ -67,10 +68,14 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
     });
     if (pipeline.metricsFile)
       await writeMetricsFile(pipeline.metricsFile, handle.db, result.summary, logger);
-    process.stderr.write(`${renderSummaryTable(result.summary)}\n`);
+    if (global.logFormat === "json") logSummary(logger, result.summary);
+    else process.stderr.write(`${renderSummaryTable(result.summary)}\n`);
     if (global.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);
     // The very last line after an interruption: how to go on.
-    if (result.resumeCommand) process.stderr.write(`Resume with: ${result.resumeCommand}\n`);
+    if (result.resumeCommand) {
+      if (global.logFormat === "json") logger.warn(`Resume with: ${result.resumeCommand}`);
+      else process.stderr.write(`Resume with: ${result.resumeCommand}\n`);
+    }
     return result.exitCode;
   } catch (err) {
     return await failed(err, handle.db);
