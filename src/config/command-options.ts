@@ -134,6 +134,25 @@ export const runsOptions = {
   }),
 } as const;
 
+/** `show IDENTITY_ID`. */
+export const showOptions = {
+  limit: option({
+    flag: "limit",
+    default: 20,
+    schema: numberSchema({ whole: true, min: 1, max: 10_000 }),
+    kind: "string",
+    group: "show",
+    help: "How many runs to show, newest first (runs that stored nothing about the identity are left out).",
+  }),
+  before: option({
+    flag: "before",
+    schema: textSchema,
+    kind: "string",
+    group: "show",
+    help: "Show the runs older than this run id (the next page; `show` prints the command).",
+  }),
+} as const;
+
 /** `db seed`. */
 export const seedOptions = {
   identities: option({
