@@ -26,10 +26,12 @@ import { type PlanRunFigures, planScenario } from "./scenario-plan.ts";
 import { type BackendName, findPostgres, type PostgresServer } from "./scenario-postgres.ts";
 import { repeatScenario } from "./scenario-repeat.ts";
 import { resumeScenario } from "./scenario-resume.ts";
+import { showScenario } from "./scenario-show.ts";
 
 const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] [--backends postgres,pglite] [--dist]
   --quick      small sizes and short timings (smoke test for CI)
-  --only       scenarios to run: a plan, b apply, c memory scaling, d resume, e repeat plan
+  --only       scenarios to run: a plan, b apply, c memory scaling, d resume, e repeat plan,
+               h show and report.html on 20 runs of the largest size (PostgreSQL only)
                (default all)
   --sizes      source sizes of scenario a, smallest also for e (default 100000,1000000;
                quick 2000,10000)
@@ -53,7 +55,7 @@ if (values.help) {
   process.exit(0);
 }
 
-const ORDER = ["a", "c", "b", "d", "e"] as const;
+const ORDER = ["a", "c", "b", "d", "e", "h"] as const;
 type ScenarioId = (typeof ORDER)[number];
 const NAMES: Record<ScenarioId, string> = {
   a: "a-plan",
@@ -61,6 +63,7 @@ const NAMES: Record<ScenarioId, string> = {
   c: "c-memory-scaling",
   d: "d-resume-cost",
   e: "e-repeat-plan",
+  h: "h-show-history",
 };
 
 function list(raw: string, what: string): string[] {
@@ -197,6 +200,7 @@ for (const id of selected) {
     } else if (id === "c") figures = await memoryScenario(kit, planRuns);
     else if (id === "b") figures = await applyScenario(kit);
     else if (id === "d") figures = await resumeScenario(kit);
+    else if (id === "h") figures = await showScenario(kit);
     else figures = await repeatScenario(kit);
     emit({
       scenario: NAMES[id],
