@@ -163,7 +163,7 @@ describe("report.html of the demo, in headless Chromium", () => {
     await w.page.fill("#filter-text", "");
     await w.page.selectOption("#filter-finding", "missing_client_control");
     await waitForMatching(w.page, "=", summary.findings.missing_client_control ?? -1);
-    await w.page.setViewportSize({ width: 1280, height: 700 });
+    await w.page.setViewportSize({ width: 1600, height: 760 });
     await w.page.locator("#diff-section h2").evaluate((h) => h.scrollIntoView());
     await w.page.screenshot({ path: join(SHOTS, "report-html-diff.png") });
     assert.deepEqual(w.problems, []);

@@ -26,7 +26,7 @@ table{border-collapse:collapse;width:100%;margin:6px 0}
 th,td{border-bottom:1px solid var(--line);padding:4px 6px;text-align:left;vertical-align:top}
 td{unicode-bidi:isolate;overflow-wrap:break-word}
 #diff td:nth-child(-n+1),#diff td:nth-child(n+5):nth-child(-n+7),#diff td:nth-child(11){overflow-wrap:anywhere}
-#diff td:first-child{min-width:37ch}
+#diff td:first-child{min-width:40ch}
 #diff td:nth-child(5),#diff td:nth-child(6){min-width:22ch}
 .scroll{overflow-x:auto}
 th{background:var(--soft);font-weight:600;white-space:nowrap}
