@@ -209,3 +209,44 @@ export async function analyzeRunTables(
     await sql`analyze ${sql.table(t)}`.execute(db);
   }
 }
+
+/** Distinct identities of a run's snapshot holding an active SELL_ONLY. */
+export async function countSellOnlyIdentities(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<number> {
+  const r = await db
+    .selectFrom("controls_migration.snapshot_controls")
+    .select(db.fn.count<number>("identity_id").distinct().as("n"))
+    .where("run_id", "=", runId)
+    .where("type", "=", "SELL_ONLY")
+    .where("deleted_at", "is", null)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/** One earlier run's listing figures, as its summary.json recorded them. */
+export interface PreviousListing {
+  readonly runId: string;
+  readonly listing: Record<string, unknown>;
+}
+
+/**
+ * The listings of the latest completed runs that listed the platform, newest first: what the
+ * next run's `auto` and its listing windows start from.
+ */
+export async function previousListings(
+  db: Kysely<Database>,
+  limit = 20,
+): Promise<PreviousListing[]> {
+  const r = await sql<{ id: string; listing: Record<string, unknown> | string }>`
+    select id, summary->'platform_state'->'listing' as listing
+    from controls_migration.runs
+    where status = 'completed' and jsonb_typeof(summary->'platform_state'->'listing') = 'object'
+    order by id desc limit ${limit}
+  `.execute(db);
+  return r.rows.map((x) => ({
+    runId: x.id,
+    listing: typeof x.listing === "string" ? JSON.parse(x.listing) : x.listing,
+  }));
+}

@@ -21,11 +21,24 @@ export interface FindingsOptions {
   readonly journalCreates: boolean;
   /** Journal delete actions for prunable unexpected client controls (--prune). */
   readonly journalDeletes: boolean;
+  /**
+   * The snapshot is a complete SELL_ONLY listing (filtered): a candidate it does not hold has no
+   * active SELL_ONLY, and its existence is checked when its create is sent. Otherwise an
+   * identity never observed counts as a read failure.
+   */
+  readonly unlistedHoldNoSellOnly?: boolean;
 }
+
+/** Added to the detail of a finding whose identity the SELL_ONLY listing did not hold. */
+export const UNLISTED_DETAIL =
+  "absent from the SELL_ONLY listing: no active SELL_ONLY; existence is checked at apply time";
 
 const PAGE = 1000;
 
-export function toIdentityState(row: IdentityStateRow): IdentityState {
+export function toIdentityState(
+  row: IdentityStateRow,
+  unlistedHoldNoSellOnly = false,
+): IdentityState {
   const controls: ObservedControl[] = row.controls.map((c) => ({
     controlId: c.control_id,
     type: c.type,
@@ -37,6 +50,9 @@ export function toIdentityState(row: IdentityStateRow): IdentityState {
     row.has_source && row.user_disabled !== null && row.admin_disabled !== null
       ? { userDisabled: row.user_disabled, adminDisabled: row.admin_disabled }
       : null;
+  if (row.status === null && unlistedHoldNoSellOnly) {
+    return { identityId: row.identity_id, source, platform: "found", controls };
+  }
   return {
     identityId: row.identity_id,
     source,
@@ -47,7 +63,14 @@ export function toIdentityState(row: IdentityStateRow): IdentityState {
   };
 }
 
-function findingRow(runId: string, row: IdentityStateRow, f: Finding): NewFinding {
+function findingRow(
+  runId: string,
+  row: IdentityStateRow,
+  f: Finding,
+  unlistedHoldNoSellOnly: boolean,
+): NewFinding {
+  const unlisted = unlistedHoldNoSellOnly && row.status === null;
+  const detail = unlisted ? [f.detail, UNLISTED_DETAIL].filter(Boolean).join("; ") : f.detail;
   return {
     run_id: runId,
     identity_id: row.identity_id,
@@ -61,7 +84,7 @@ function findingRow(runId: string, row: IdentityStateRow, f: Finding): NewFindin
     observed_set_by: f.observed?.setByRaw ?? null,
     observed_is_overridable: f.observed?.isOverridable ?? null,
     other_active_controls: f.otherActiveControls || null,
-    detail: f.detail || null,
+    detail: detail || null,
     prunable: f.prunable,
   };
 }
@@ -86,13 +109,16 @@ export async function computeFindings(
     identities += rows.length;
     const pairs: { row: IdentityStateRow; finding: Finding }[] = [];
     for (const row of rows) {
-      for (const finding of classifyIdentity(toIdentityState(row))) pairs.push({ row, finding });
+      const state = toIdentityState(row, options.unlistedHoldNoSellOnly);
+      for (const finding of classifyIdentity(state)) pairs.push({ row, finding });
     }
     if (pairs.length === 0) continue;
     await db.transaction().execute(async (trx) => {
       const ids = await insertFindings(
         trx,
-        pairs.map((p) => findingRow(runId, p.row, p.finding)),
+        pairs.map((p) =>
+          findingRow(runId, p.row, p.finding, options.unlistedHoldNoSellOnly === true),
+        ),
       );
       const journal: NewAction[] = [];
       pairs.forEach(({ row, finding }, i) => {

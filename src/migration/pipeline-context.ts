@@ -9,7 +9,7 @@ import type { Logger } from "../log.ts";
 import type { PlatformClient } from "../platform/index.ts";
 import type { ExecutorContext } from "./executor.ts";
 import type { Progress } from "./progress.ts";
-import type { SnapshotContext } from "./snapshot.ts";
+import type { ListingSettings, SnapshotContext } from "./snapshot.ts";
 
 /** The run's options: the frozen config objects, never copied field by field. */
 export interface PipelineOptions {
@@ -72,7 +72,23 @@ export function snapshotContext(
     runId,
     logger: deps.logger,
     progress: deps.progress,
+    listing: listingSettings(options),
     signal: deps.signal,
+  };
+}
+
+/**
+ * Listings read with the run's budget: at most --listing-parallelism cursors, and never more than
+ * --concurrency, which bounds the requests in flight anyway.
+ */
+function listingSettings(options: PipelineOptions): ListingSettings {
+  return {
+    rate: options.platform.rate,
+    maxParallel: Math.max(
+      1,
+      Math.min(options.run.listingParallelism, options.platform.concurrency),
+    ),
+    retryBaseMs: options.platform.retryBaseMs,
   };
 }
 

@@ -11,7 +11,6 @@ import { saveRequestSeries } from "../db/request-series-queries.ts";
 import { acquireRunLock } from "../db/run-lock.ts";
 import { finishRun, getRun, latestRunningWriter } from "../db/run-queries.ts";
 import { countCandidates } from "../db/snapshot-queries.ts";
-import { countSource } from "../db/source-reader.ts";
 import { Interrupted, UserError } from "../errors.ts";
 import type { RunSummary } from "../reports/summary.ts";
 import { executeActions } from "./executor.ts";
@@ -23,7 +22,6 @@ import {
   type PipelineOptions,
   snapshotContext,
 } from "./pipeline-context.ts";
-import { createProgress } from "./progress.ts";
 import { reportDir, writeRunReport } from "./report.ts";
 import {
   type ClaimedRun,
@@ -37,15 +35,14 @@ import {
   whileAlive,
 } from "./run-lifecycle.ts";
 import { buildRunSummary, readRunFigures, reconcileChanges, tallyOf } from "./run-summary.ts";
-import {
-  chooseStrategy,
-  listPlatform,
-  perIdentitySnapshot,
-  settleBulkSnapshot,
-} from "./snapshot.ts";
-import { loadSource, type SourceCounts } from "./source-stage.ts";
+import { perIdentitySnapshot } from "./snapshot.ts";
+import type { SourceCounts } from "./source-stage.ts";
+import { type PlatformStateSummary, readPlatformState } from "./state-stage.ts";
 
 export type { PendingWrites, PipelineDeps, PipelineOptions } from "./pipeline-context.ts";
+
+/** A run with how its platform state was read (a resumed run's came with its first attempt). */
+type ReadRun = ClaimedRun & { readonly platformState?: PlatformStateSummary };
 
 export interface PipelineResult {
   readonly summary: RunSummary;
@@ -94,7 +91,7 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
     : { id: await claimNewRun(deps, options), source: null, strategy: null };
   deps.onRunStarted?.(claimed.id);
   return whileAlive(deps, options, claimed.id, async () => {
-    let run: ClaimedRun = claimed;
+    let run: ReadRun = claimed;
     if (resumeId) await settleResumedRun(deps, options, claimed.id);
     else run = await readNewRun(deps, options, claimed.id);
     if (options.mode !== "plan") await executeConfirmed(deps, options, run.id);
@@ -107,14 +104,15 @@ async function readNewRun(
   deps: PipelineDeps,
   options: PipelineOptions,
   runId: string,
-): Promise<ClaimedRun> {
-  const { source, strategy } = await readStages(deps, options, runId);
+): Promise<ReadRun> {
+  const { source, strategy, platformState } = await readStages(deps, options, runId);
   await recordRead(deps, runId, source, strategy);
   await computeFindings(deps.handle.db, runId, {
     journalCreates: options.mode !== "plan",
     journalDeletes: options.mode === "reconcile" && options.run.prune,
+    unlistedHoldNoSellOnly: strategy === "filtered",
   });
-  return { id: runId, source, strategy };
+  return { id: runId, source, strategy, platformState };
 }
 
 /** The source pass and the platform snapshot, by the strategy chosen (or the plan re-verified). */
@@ -122,36 +120,19 @@ async function readStages(
   deps: PipelineDeps,
   options: PipelineOptions,
   runId: string,
-): Promise<{ source: SourceCounts; strategy: string }> {
-  const db = deps.handle.db;
+): Promise<{ source: SourceCounts; strategy: string; platformState?: PlatformStateSummary }> {
   const snap = snapshotContext(deps, options, runId);
   if (options.run.plan) {
     const source = await adoptPlan(deps, runId, options.run.plan);
     await perIdentitySnapshot(snap);
     return { source, strategy: "per-identity (re-verify the plan)" };
   }
-  // Counting first checks the relation and columns before any request, and sizes `auto`.
-  const known = await countSource(db, options.source);
-  const choice = chooseStrategy(options.run.state, {
-    sourceRows: known.total,
-    candidates: known.anyFlag,
+  const read = await readPlatformState(snap, {
+    requested: options.run.state,
+    writes: options.mode !== "plan",
+    prune: options.mode === "reconcile" && options.run.prune,
   });
-  deps.logger.info(
-    `Reading platform state with the ${choice.strategy} strategy (${choice.reason})`,
-  );
-  if (choice.strategy === "bulk") {
-    // The listing waits on the rate budget; the source pass on the database: overlap them.
-    const quiet = createProgress({ enabled: false, logger: deps.logger });
-    const [source] = await Promise.all([
-      loadSource(db, options.source, runId, quiet, deps.signal),
-      listPlatform(snap, known.total),
-    ]);
-    await settleBulkSnapshot(snap);
-    return { source, strategy: choice.strategy };
-  }
-  const source = await loadSource(db, options.source, runId, deps.progress, deps.signal);
-  await perIdentitySnapshot(snap);
-  return { source, strategy: choice.strategy };
+  return { source: read.source, strategy: read.state.strategy, platformState: read.state };
 }
 
 /** apply --plan P: P must be a completed plan (checked before the new run names it parent). */
@@ -206,7 +187,7 @@ async function executeConfirmed(
 async function finish(
   deps: PipelineDeps,
   options: PipelineOptions,
-  run: ClaimedRun,
+  run: ReadRun,
   startedMs: number,
 ): Promise<PipelineResult> {
   const db = deps.handle.db;
@@ -225,6 +206,7 @@ async function finish(
       startedMs,
       finishedMs: Date.now(),
       strategy: run.strategy,
+      platformState: run.platformState ?? null,
       source: run.source ?? { rowsRead: 0, candidates: 0, anomalies: 0 },
       figures,
       metrics: deps.client.metrics(),

@@ -81,7 +81,9 @@ export function tallyOf(mode: RunMode, interrupted: boolean, f: RunFigures): Run
     interrupted,
     reportableFindings: reportable,
     succeededActions: f.actions.succeeded,
-    failedActions: f.actions.failed,
+    // A create answered 404 found an identity the platform does not know: a report-only finding
+    // learnt late (how the filtered strategy checks existence), not an action to retry.
+    failedActions: f.actions.failed - (f.outcomes["failed:identity_not_found"] ?? 0),
     unsettledActions: f.actions.pending + f.actions.in_flight + f.actions.ambiguous,
   };
 }
@@ -145,6 +147,8 @@ export interface SummaryInput {
   readonly startedMs: number;
   readonly finishedMs: number;
   readonly strategy: string | null;
+  /** How the platform's state was read (summary.json `platform_state`). */
+  readonly platformState?: RunSummary["platform_state"];
   readonly source: SourceCounts;
   readonly figures: RunFigures;
   readonly metrics: ClientMetrics;
@@ -171,6 +175,7 @@ export function buildRunSummary(i: SummaryInput): Omit<RunSummary, "reports"> {
     finished_at: new Date(i.finishedMs).toISOString(),
     duration_s: Math.round(duration * 10) / 10,
     strategy: i.strategy,
+    platform_state: i.platformState ?? null,
     source: {
       rows_read: i.source.rowsRead,
       candidates: i.source.candidates,

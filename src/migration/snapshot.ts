@@ -6,16 +6,33 @@ import {
   analyzeRunTables,
   candidatePage,
   clearSnapshotOf,
+  countSellOnlyIdentities,
   insertSnapshot,
   markUnlistedCandidatesNotFound,
   sellOnlyIdentitiesOutsideSource,
 } from "../db/snapshot-queries.ts";
 import type { Logger } from "../log.ts";
-import { type IdentityControl, type PlatformClient, PlatformError } from "../platform/index.ts";
+import {
+  type IdentityControl,
+  PATHS,
+  type PlatformClient,
+  PlatformError,
+} from "../platform/index.ts";
+import { listPartitioned } from "./partitioned-listing.ts";
 import type { Progress } from "./progress.ts";
 import { addLookedUpRows } from "./source-stage.ts";
+import type { ChosenStrategy } from "./state-strategy.ts";
 
-export type StateStrategy = "auto" | "bulk" | "per-identity";
+/** How listings are read: the run's rate budget and how many cursors may run at once. */
+export interface ListingSettings {
+  /** Requests per second per endpoint path (--rate). */
+  readonly rate: number;
+  /** Most cursors of one listing at once (--listing-parallelism, bounded by --concurrency). */
+  readonly maxParallel: number;
+  readonly retryBaseMs: number;
+  /** Identities per listing page; the platform's maximum, 1000, unless a test asks for less. */
+  readonly pageSize?: number;
+}
 
 export interface SnapshotContext {
   readonly db: Kysely<Database>;
@@ -24,40 +41,39 @@ export interface SnapshotContext {
   readonly runId: string;
   readonly logger: Logger;
   readonly progress: Progress;
+  readonly listing: ListingSettings;
   readonly signal?: AbortSignal;
 }
 
 export interface SnapshotResult {
-  readonly strategy: "bulk" | "per-identity";
+  readonly strategy: ChosenStrategy;
   readonly identitiesObserved: number;
 }
 
-const PAGE = 1000;
-
-/**
- * `auto` compares what each strategy costs in requests, from counts already known: a bulk listing
- * costs one request per 1000 platform identities (the source table's size stands in for the
- * platform's), per-identity one request per candidate.
- */
-export function chooseStrategy(
-  requested: StateStrategy,
-  known: { sourceRows: number; candidates: number },
-): { strategy: "bulk" | "per-identity"; reason: string } {
-  const bulkCost = Math.ceil(Math.max(1, known.sourceRows) / PAGE);
-  const perCost = known.candidates;
-  if (requested !== "auto") {
-    return { strategy: requested, reason: `--state ${requested}` };
-  }
-  return bulkCost < perCost
-    ? {
-        strategy: "bulk",
-        reason: `auto: bulk listing ≈ ${bulkCost} requests < ${perCost} per-identity requests`,
-      }
-    : {
-        strategy: "per-identity",
-        reason: `auto: ${perCost} per-identity requests ≤ bulk listing ≈ ${bulkCost} requests`,
-      };
+/** What a listing read, kept in summary.json: the next run's `auto` and windows start from it. */
+export interface ListingFigures {
+  /** `none` (bulk) or the control types listed (`SELL_ONLY` for filtered). */
+  readonly filter: string;
+  readonly pages: number;
+  readonly identities: number;
+  readonly sell_only_identities: number;
+  readonly created_at_min: string | null;
+  readonly created_at_max: string | null;
+  readonly latency_p50_ms: number | null;
+  readonly peak_parallel: number;
+  readonly windows: number;
+  readonly window_retries: number;
+  /** Identities read twice where two cursors met, stored once. */
+  readonly duplicates: number;
 }
+
+/** A hint from an earlier run's listing of the same kind. */
+export interface ListingHint {
+  readonly expectedItems: number | null;
+  readonly latencyMs: number | null;
+}
+
+const PAGE = 1000;
 
 const controlRow = (runId: string, identityId: string, c: IdentityControl): NewSnapshotControl => ({
   run_id: runId,
@@ -74,45 +90,81 @@ const controlRow = (runId: string, identityId: string, c: IdentityControl): NewS
 });
 
 /**
- * Bulk, part 1: every platform identity, 1000 a page, with `status_details.active_controls`.
+ * A listing, part 1: bulk reads every platform identity, filtered only those holding an active
+ * SELL_ONLY (`control_types=SELL_ONLY`), each 1000 a page with `status_details.active_controls`,
+ * in created_at windows side by side when the page latency would otherwise set the pace.
  * Independent of the source pass, so the two run side by side.
  */
 export async function listPlatform(
   ctx: SnapshotContext,
-  expectedTotal: number | null,
-): Promise<SnapshotResult> {
+  kind: "bulk" | "filtered",
+  hint: ListingHint,
+): Promise<ListingFigures> {
   const { db, client, runId, progress } = ctx;
-  let observed = 0;
-  progress.start("platform", expectedTotal);
-  const listing = { limit: PAGE, signal: ctx.signal, expectedTotal: expectedTotal ?? undefined };
-  for await (const page of client.listIdentities(listing)) {
-    const ids: NewSnapshotIdentity[] = [];
-    const controls: NewSnapshotControl[] = [];
-    for (const identity of page) {
-      ids.push({ run_id: runId, identity_id: identity.id, status: "found", error: null });
-      for (const c of identity.activeControls) {
-        if (!c.deletedAt) controls.push(controlRow(runId, identity.id, c));
+  const latencyKey = `GET ${PATHS.identities}`;
+  progress.start(kind === "bulk" ? "platform" : "platform SELL_ONLY", hint.expectedItems);
+  const stats = await listPartitioned({
+    list: (opts) => client.listIdentities(opts),
+    controlTypes: kind === "filtered" ? ["SELL_ONLY"] : undefined,
+    maxParallel: ctx.listing.maxParallel,
+    rate: () => client.metrics().budgets[PATHS.identities]?.rate ?? ctx.listing.rate,
+    latencyMs: () => client.metrics().endpoints[latencyKey]?.latencyMs.p50 ?? null,
+    latencyHintMs: hint.latencyMs,
+    expectedItems: hint.expectedItems,
+    retryBaseMs: ctx.listing.retryBaseMs,
+    pageSize: ctx.listing.pageSize,
+    logger: ctx.logger,
+    signal: ctx.signal,
+    onPage: async (page) => {
+      const ids: NewSnapshotIdentity[] = [];
+      const controls: NewSnapshotControl[] = [];
+      for (const identity of page) {
+        ids.push({ run_id: runId, identity_id: identity.id, status: "found", error: null });
+        for (const c of identity.activeControls) {
+          if (!c.deletedAt) controls.push(controlRow(runId, identity.id, c));
+        }
       }
-    }
-    await insertSnapshot(db, ids, controls);
-    observed += page.length;
-    progress.tick(page.length);
-  }
+      await insertSnapshot(db, ids, controls);
+      progress.tick(page.length);
+    },
+  });
   progress.stop();
-  return { strategy: "bulk", identitiesObserved: observed };
+  const figures: ListingFigures = {
+    filter: kind === "filtered" ? "SELL_ONLY" : "none",
+    pages: stats.pages,
+    identities: stats.identities,
+    sell_only_identities: await countSellOnlyIdentities(db, runId),
+    created_at_min: stats.createdAtMin,
+    created_at_max: stats.createdAtMax,
+    latency_p50_ms: client.metrics().endpoints[latencyKey]?.latencyMs.p50 ?? null,
+    peak_parallel: stats.peakParallel,
+    windows: stats.windows,
+    window_retries: stats.windowRetries,
+    duplicates: stats.duplicates,
+  };
+  ctx.logger.info(
+    `platform: listed ${figures.identities} identities${kind === "filtered" ? " holding a SELL_ONLY" : ""} in ${figures.pages} pages (${figures.peak_parallel} cursor${figures.peak_parallel === 1 ? "" : "s"} at most, ${figures.windows} window${figures.windows === 1 ? "" : "s"})`,
+  );
+  return figures;
 }
 
 /**
- * Bulk, part 2, once both the listing and the source pass are stored: candidates the complete
- * listing lacks are not found; platform identities holding a SELL_ONLY that the source pass did
- * not keep get their source rows looked up.
+ * A listing, part 2, once both the listing and the source pass are stored. Bulk: candidates the
+ * complete listing lacks are not found. Filtered: they hold no active SELL_ONLY, and whether they
+ * exist is learnt when a create answers 404. Both: platform identities holding a SELL_ONLY that
+ * the source pass did not keep get their source rows looked up (unknown_to_source when none).
  */
-export async function settleBulkSnapshot(ctx: SnapshotContext): Promise<void> {
+export async function settleListedSnapshot(
+  ctx: SnapshotContext,
+  kind: "bulk" | "filtered",
+): Promise<void> {
   const { db, runId } = ctx;
   await analyzeRunTables(db, "snapshot");
-  const missing = await markUnlistedCandidatesNotFound(db, runId);
-  if (missing > 0)
-    ctx.logger.warn(`${missing} candidate identities are absent from the platform's listing`);
+  if (kind === "bulk") {
+    const missing = await markUnlistedCandidatesNotFound(db, runId);
+    if (missing > 0)
+      ctx.logger.warn(`${missing} candidate identities are absent from the platform's listing`);
+  }
   // Platform identities with a SELL_ONLY that the source pass did not keep: fetch their flags.
   let after: string | null = null;
   for (;;) {

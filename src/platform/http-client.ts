@@ -27,7 +27,8 @@ export interface RequestSpec {
   readonly template: string;
   /** Concrete path, already encoded. */
   readonly path: string;
-  readonly query?: Record<string, string | undefined>;
+  /** A list value is sent as a repeated parameter (`control_types=A&control_types=B`). */
+  readonly query?: Record<string, string | readonly string[] | undefined>;
   readonly body?: unknown;
   /** Re-send after an ambiguous outcome (deletes: a repeat is harmless and answers 404). */
   readonly retryAmbiguous?: boolean;

@@ -75,12 +75,19 @@ export function readJson(text: string): { ok: true; value: unknown } | { ok: fal
  */
 export function buildUrl(
   apiUrl: string,
-  spec: { readonly path: string; readonly query?: Record<string, string | undefined> },
+  spec: {
+    readonly path: string;
+    /** An array value repeats the parameter (`control_types=A&control_types=B`), as the schema's explode form asks. */
+    readonly query?: Record<string, string | readonly string[] | undefined>;
+  },
 ): string {
   let url = apiUrl + spec.path;
   if (spec.query) {
     const q = new URLSearchParams();
-    for (const [k, v] of Object.entries(spec.query)) if (v !== undefined) q.set(k, v);
+    for (const [k, v] of Object.entries(spec.query)) {
+      if (typeof v === "string") q.set(k, v);
+      else if (v !== undefined) for (const item of v) q.append(k, item);
+    }
     const s = q.toString();
     if (s) url += `?${s}`;
   }

@@ -4,6 +4,7 @@ export type { ClientMetrics, EndpointMetrics } from "./client-metrics.ts";
 export {
   type CreateControlInput,
   createPlatformClient,
+  type ListIdentitiesOptions,
   type PlatformClient,
   type PlatformClientOptions,
 } from "./platform-client.ts";

@@ -40,19 +40,33 @@ export interface CreateControlInput {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * Filters of `GET /v2/identity/identities` the tool uses. Times are RFC 3339 strings, sent
+ * verbatim (a bound the platform returned keeps its full precision).
+ */
+export interface ListIdentitiesOptions {
+  readonly limit?: number;
+  /** The platform's default is DESC. */
+  readonly order?: "ASC" | "DESC";
+  /** Only identities holding an active control of one of these types (`control_types`). */
+  readonly controlTypes?: readonly string[];
+  /** `created_at.gte` / `created_at.lt`: one window of a partitioned listing. */
+  readonly createdAtGte?: string;
+  readonly createdAtLt?: string;
+  readonly signal?: AbortSignal;
+  /** How many identities the caller expects (e.g. the source's row count), for the page cap. */
+  readonly expectedTotal?: number;
+}
+
 export interface PlatformClient {
   /**
-   * Every identity, page by page (`next_page_cursor` followed until empty). Stops with a protocol
-   * error when a page brings no identity not listed before, or when the pages read exceed twice
-   * what `expectedTotal` identities need plus ten: a listing that never ends is refused.
+   * Identities matching the filters, page by page (`next_page_cursor` followed until empty;
+   * each page's cursor is sent with the same filters, as the platform requires). Never sends
+   * `set_by`; both of its spellings are read. Stops with a protocol error when a page brings no
+   * identity not listed before, or when the pages read exceed twice what `expectedTotal`
+   * identities need plus ten: a listing that never ends is refused.
    */
-  listIdentities(opts?: {
-    limit?: number;
-    order?: "ASC" | "DESC";
-    signal?: AbortSignal;
-    /** How many identities the caller expects (e.g. the source's row count), for the page cap. */
-    expectedTotal?: number;
-  }): AsyncGenerator<Identity[]>;
+  listIdentities(opts?: ListIdentitiesOptions): AsyncGenerator<Identity[]>;
   /** One identity; unknown id → PlatformError kind `not_found`. */
   getIdentity(id: string, opts?: { signal?: AbortSignal }): Promise<Identity>;
   /** All of an identity's controls (every page, 1000 per page). */
@@ -130,11 +144,16 @@ export function createPlatformClient(
   const refuse = (endpoint: string, kind: "bad_request" | "forbidden", detail: string) =>
     new PlatformError({ kind, classification: "fatal", endpoint, detail });
 
-  async function* listIdentities(opts: Parameters<PlatformClient["listIdentities"]>[0] = {}) {
+  async function* listIdentities(opts: ListIdentitiesOptions = {}) {
     const endpoint = `GET ${PATHS.identities}`;
     const limit = opts.limit ?? PAGE_LIMIT;
     const guard = new RunawayGuard(endpoint, limit, opts.expectedTotal);
     const seenCursors = new Set<string>();
+    const filters = {
+      control_types: opts.controlTypes?.length ? opts.controlTypes : undefined,
+      "created_at.gte": opts.createdAtGte,
+      "created_at.lt": opts.createdAtLt,
+    };
     let cursor = "";
     do {
       guard.beforePage();
@@ -142,7 +161,12 @@ export function createPlatformClient(
         method: "GET",
         template: PATHS.identities,
         path: PATHS.identities,
-        query: { limit: String(limit), order: opts.order, page_cursor: cursor || undefined },
+        query: {
+          ...filters,
+          limit: String(limit),
+          order: opts.order,
+          page_cursor: cursor || undefined,
+        },
         signal: opts.signal,
       });
       const page = parseIdentitiesPage(reply.body, endpoint);

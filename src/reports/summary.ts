@@ -23,6 +23,16 @@ export interface RunSummary {
   readonly finished_at: string;
   readonly duration_s: number;
   readonly strategy: string | null;
+  /**
+   * How the platform's state was read (strategy, why, how existence is established, what a
+   * listing read); null for runs that re-verify a plan or resumed one without it.
+   */
+  readonly platform_state?: {
+    readonly strategy: string;
+    readonly reason: string;
+    readonly existence: string;
+    readonly listing: object | null;
+  } | null;
   readonly source: {
     readonly rows_read: number;
     readonly candidates: number;
@@ -63,6 +73,14 @@ export function renderSummaryMarkdown(s: RunSummary): string {
     `Status **${s.status}**, exit code ${s.exit_code}. Started ${s.started_at}, took ${s.duration_s.toFixed(1)} s.` +
       (s.strategy ? ` Platform state read with the ${s.strategy} strategy.` : ""),
     "",
+    ...(s.platform_state
+      ? [
+          `Why: ${s.platform_state.reason}.`,
+          "",
+          `Identity existence: ${s.platform_state.existence}.`,
+          "",
+        ]
+      : []),
     `Source: ${s.source.rows_read} rows read, ${s.source.candidates} candidates, ${s.source.anomalies} anomalies.`,
     "",
     "## Findings",

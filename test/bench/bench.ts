@@ -9,7 +9,9 @@
  *   npm run bench -- --only a,c --sizes 100000,1000000 --backends postgres
  *
  * Scenarios: a plan at scale, c memory scaling (from a), b apply throughput and naive baselines,
- * d resume cost after SIGKILL, e a second plan on the same database. PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (an admin URL;
+ * d resume cost after SIGKILL, e a second plan on the same database, f the filtered strategy
+ * beside bulk, g bulk and filtered listings at 0 and 150 ms of page latency, h `show` and
+ * report.html on 20 runs of the largest size (PostgreSQL only). PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (an admin URL;
  * a throwaway database is created per run), else a throwaway server started from
  * /usr/lib/postgresql/*\/bin, else the PostgreSQL variants are skipped with the reason printed.
  */
@@ -21,20 +23,22 @@ import { parseArgs } from "node:util";
 import { applyScenario } from "./scenario-apply.ts";
 import { Cleanup } from "./scenario-cleanup.ts";
 import { type BenchKit, REPO_ROOT, round } from "./scenario-kit.ts";
+import { latencyScenario } from "./scenario-latency.ts";
 import { memoryScenario } from "./scenario-memory.ts";
 import { type PlanRunFigures, planScenario } from "./scenario-plan.ts";
 import { type BackendName, findPostgres, type PostgresServer } from "./scenario-postgres.ts";
 import { repeatScenario } from "./scenario-repeat.ts";
 import { resumeScenario } from "./scenario-resume.ts";
 import { showScenario } from "./scenario-show.ts";
+import { strategiesScenario } from "./scenario-strategies.ts";
 
 const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] [--backends postgres,pglite] [--dist]
   --quick      small sizes and short timings (smoke test for CI)
   --only       scenarios to run: a plan, b apply, c memory scaling, d resume, e repeat plan,
-               h show and report.html on 20 runs of the largest size (PostgreSQL only)
-               (default all)
-  --sizes      source sizes of scenario a, smallest also for e (default 100000,1000000;
-               quick 2000,10000)
+               f filtered beside bulk, g listings at 0 and 150 ms latency, h show and
+               report.html on 20 runs of the largest size (PostgreSQL only) (default all)
+  --sizes      source sizes of scenarios a and f, smallest also for e, largest for h (default
+               100000,1000000; quick 2000,10000); of g too when given (g's default 200000,1000000)
   --backends   database backends (default postgres,pglite)
   --dist       run the tool as node dist/src/cli.js (after npm run build) instead of tsx
 Env: BENCH_DATABASE_URL or TEST_DATABASE_URL = PostgreSQL admin URL (else a throwaway server).`;
@@ -55,7 +59,7 @@ if (values.help) {
   process.exit(0);
 }
 
-const ORDER = ["a", "c", "b", "d", "e", "h"] as const;
+const ORDER = ["a", "c", "b", "d", "e", "f", "g", "h"] as const;
 type ScenarioId = (typeof ORDER)[number];
 const NAMES: Record<ScenarioId, string> = {
   a: "a-plan",
@@ -63,6 +67,8 @@ const NAMES: Record<ScenarioId, string> = {
   c: "c-memory-scaling",
   d: "d-resume-cost",
   e: "e-repeat-plan",
+  f: "f-filtered-beside-bulk",
+  g: "g-listing-latency",
   h: "h-show-history",
 };
 
@@ -142,6 +148,7 @@ if (backends.length === 0) fail(`no backend left to run on (${postgresSkipped})`
 const baseKit: Omit<BenchKit, "cleanup"> = {
   quick: values.quick,
   sizes,
+  sizesGiven: values.sizes !== undefined,
   backends,
   postgres,
   runner: values.dist ? "dist" : "tsx",
@@ -200,8 +207,10 @@ for (const id of selected) {
     } else if (id === "c") figures = await memoryScenario(kit, planRuns);
     else if (id === "b") figures = await applyScenario(kit);
     else if (id === "d") figures = await resumeScenario(kit);
+    else if (id === "e") figures = await repeatScenario(kit);
+    else if (id === "f") figures = await strategiesScenario(kit);
     else if (id === "h") figures = await showScenario(kit);
-    else figures = await repeatScenario(kit);
+    else figures = await latencyScenario(kit);
     emit({
       scenario: NAMES[id],
       status: "ok",

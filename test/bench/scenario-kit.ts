@@ -23,6 +23,8 @@ export interface BenchKit {
   readonly quick: boolean;
   /** Source sizes of the plan scenario, smallest first. */
   readonly sizes: readonly number[];
+  /** True when --sizes was given: scenarios with sizes of their own use `sizes` instead. */
+  readonly sizesGiven?: boolean;
   /** Backends to run on; PostgreSQL only when `postgres` is set. */
   readonly backends: readonly BackendName[];
   readonly postgres: PostgresServer | null;

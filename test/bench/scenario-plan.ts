@@ -25,6 +25,7 @@ const SEED = 5;
 
 export interface PlanRunFigures {
   readonly backend: BackendName;
+  readonly state: string;
   readonly identities: number;
   readonly seed: SeedFigures;
   readonly wall_s: number;
@@ -33,6 +34,10 @@ export interface PlanRunFigures {
   readonly peak_rss_mb: number;
   readonly read_requests: number;
   readonly read_requests_by_endpoint: Record<string, number>;
+  /** Requests the tool sent to GET /v2/identity/identities (retries included). */
+  readonly listing_requests: number;
+  /** What the listing recorded in summary.json (pages, identities, SELL_ONLY holders, windows). */
+  readonly listing: Record<string, unknown> | null;
   readonly sandbox_read_requests: number;
   readonly rate_limited: number;
   readonly exit_code: number;
@@ -83,11 +88,13 @@ export function planPhases(run: ToolRun): Record<string, number | null> {
 
 const isRead = (route: string) => route.startsWith("GET ");
 
-async function planOnce(
+/** One plan of `identities` source rows on a freshly seeded database, with `--state state`. */
+export async function planOnce(
   kit: BenchKit,
   sandbox: BenchSandbox,
   backend: BackendName,
   identities: number,
+  state: "bulk" | "filtered" = "bulk",
 ): Promise<PlanRunFigures> {
   const target = await openTarget(kit.cleanup, kit.postgres, backend);
   const out = mkdtempSync(join(tmpdir(), "cm-bench-report-"));
@@ -97,10 +104,10 @@ async function planOnce(
   try {
     const seed = await seedTarget(kit, target, identities, SEED);
     const before = await sandbox.stats();
-    kit.log(`plan of ${identities} identities on ${backend}...`);
+    kit.log(`plan --state ${state} of ${identities} identities on ${backend}...`);
     const run = await runTool(
       kit,
-      ["plan", "--state", "bulk", "--json", "--out", out, ...target.args],
+      ["plan", "--state", state, "--json", "--out", out, ...target.args],
       sandbox.env,
       20 * 60_000,
     );
@@ -132,6 +139,7 @@ async function planOnce(
     );
     const figures: PlanRunFigures = {
       backend,
+      state,
       identities,
       seed,
       wall_s: round(wall, 1),
@@ -140,12 +148,14 @@ async function planOnce(
       peak_rss_mb: rss,
       read_requests: reads,
       read_requests_by_endpoint: byEndpoint,
+      listing_requests: s.requests["GET /v2/identity/identities"]?.count ?? 0,
+      listing: (s.platform_state?.listing as Record<string, unknown> | null | undefined) ?? null,
       sandbox_read_requests: sandboxReads,
       rate_limited: Object.values(s.requests).reduce((n, v) => n + v.rate_limited, 0),
       exit_code: run.code ?? -1,
       missing_client_control: s.findings.missing_client_control ?? 0,
       phases_s: planPhases(run),
-      ...(identities === 1_000_000
+      ...(identities === 1_000_000 && state === "bulk"
         ? {
             targets: {
               wall_le_60_s: wall <= 60,
@@ -163,6 +173,27 @@ async function planOnce(
   }
 }
 
+/** The plan scenarios' sandbox: N identities, half the flagged ones migrated, limits off. */
+export function planSandbox(
+  kit: BenchKit,
+  identities: number,
+  extra: readonly string[] = [],
+): Promise<BenchSandbox> {
+  return startBenchSandbox(kit, [
+    "--identities",
+    String(identities),
+    "--seed",
+    String(SEED),
+    "--migrated-fraction",
+    "0.5",
+    "--rate-limit",
+    "0",
+    "--token-rate-limit",
+    "0",
+    ...extra,
+  ]);
+}
+
 /** Every (size, backend) plan run, sizes ascending; one sandbox process per size. */
 export async function planRuns(
   kit: BenchKit,
@@ -171,18 +202,7 @@ export async function planRuns(
 ): Promise<PlanRunFigures[]> {
   const runs: PlanRunFigures[] = [];
   for (const identities of sizes) {
-    const sandbox = await startBenchSandbox(kit, [
-      "--identities",
-      String(identities),
-      "--seed",
-      String(SEED),
-      "--migrated-fraction",
-      "0.5",
-      "--rate-limit",
-      "0",
-      "--token-rate-limit",
-      "0",
-    ]);
+    const sandbox = await planSandbox(kit, identities);
     try {
       for (const backend of backends) runs.push(await planOnce(kit, sandbox, backend, identities));
     } finally {

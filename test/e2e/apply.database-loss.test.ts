@@ -27,7 +27,15 @@ const SEED = 31;
 const ROWS = [...syntheticIdentities(N, SEED)];
 const EXPECTED = ROWS.filter((r) => r.user_disabled).map((r) => r.id);
 const STACK_LINE = /^\s+at .+\(.+:\d+:\d+\)$/m;
-const ARGS = ["--yes", "--no-progress", "--rate", "150", "--concurrency", "6"];
+const ARGS = [
+  "--yes",
+  "--no-progress",
+  "--allow-rate-above-limit",
+  "--rate",
+  "150",
+  "--concurrency",
+  "6",
+];
 const adminUrl = process.env.TEST_DATABASE_URL || undefined;
 const postgres = backends.find((b) => b.name === "postgres");
 

@@ -111,6 +111,7 @@ for (const backend of backends) {
           "--json",
           "--yes",
           "--no-progress",
+          "--allow-rate-above-limit",
           "--rate",
           "200",
           ...target.args,

@@ -257,7 +257,11 @@ for (const backend of backends) {
         },
       );
       assert.equal(r.code, 2, r.stdout);
-      assert.match(r.stdout, /delete 4 unexpected client controls/, "G's, H's two and Y's");
+      assert.match(
+        r.stdout,
+        /delete 4 unexpected client SELL_ONLY controls/,
+        "G's, H's two and Y's",
+      );
       assert.deepEqual(clientIds(G), gClients, "G keeps its client control");
       assert.equal(clientIds(H).length, 1, "H loses one client control, never both");
       assert.ok(hClients.includes(clientIds(H)[0]!));

@@ -29,7 +29,16 @@ for (const backend of backends) {
 
     it("reads each candidate's controls and prints no MaxListenersExceededWarning", async () => {
       const r = await runCli(
-        ["plan", "--state", "per-identity", "--no-progress", "--rate", "1000", ...target.args],
+        [
+          "plan",
+          "--state",
+          "per-identity",
+          "--no-progress",
+          "--allow-rate-above-limit",
+          "--rate",
+          "1000",
+          ...target.args,
+        ],
         {
           API_BASE_URL: sandbox.apiUrl,
           OAUTH_TOKEN_URL: sandbox.tokenUrl,

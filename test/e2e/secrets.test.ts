@@ -111,7 +111,15 @@ for (const backend of backends) {
     });
 
     it("no output, report file or stored row holds the database password or the client's Basic credential", async () => {
-      const common = ["--no-progress", "--log-level", "debug", "--rate", "500", ...args];
+      const common = [
+        "--no-progress",
+        "--log-level",
+        "debug",
+        "--allow-rate-above-limit",
+        "--rate",
+        "500",
+        ...args,
+      ];
       const plan = await runCli(
         ["plan", "--json", "--all", "--out", join(out, "plan"), ...common],
         env,

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { sql } from "kysely";
 import { loadSourceConfig } from "../../src/config.ts";
+import { WRITER_LOCK_KEY } from "../../src/db/run-lock.ts";
 import { TOOL_TABLES } from "../../src/db/schema.ts";
 import { seedSource } from "../../src/db/seed.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
@@ -64,6 +66,23 @@ for (const backend of backends) {
 
     it("runs lists runs under a header with an error column, and shows a silent running run as stale", async () => {
       const h = await target.open();
+      // A live writer holds the writer lock (PostgreSQL). Without a holder the run is abandoned and
+      // the next command that opens the database marks it interrupted, as PGlite always does: one
+      // process owns its folder, so no other process can see a live PGlite writer.
+      const lockHolder =
+        backend.name === "postgres"
+          ? await target.open().then(async (holder) => {
+              const release = holder.db.connection().execute(async (conn) => {
+                await sql`select pg_advisory_lock(${WRITER_LOCK_KEY})`.execute(conn);
+                await new Promise<void>((r) => {
+                  releaseLock = r;
+                });
+                await sql`select pg_advisory_unlock(${WRITER_LOCK_KEY})`.execute(conn);
+              });
+              return { holder, release };
+            })
+          : null;
+      let releaseLock = () => {};
       const old = new Date(Date.now() - 5 * 60_000);
       await h.db
         .insertInto(TOOL_TABLES.runs)
@@ -85,7 +104,14 @@ for (const backend of backends) {
       const [header, ...rows] = r.stdout.trimEnd().split("\n");
       assert.match(header ?? "", /^RUN\s+MODE\s+STATUS\s+EXIT\s+STARTED \(UTC\)\s+ERROR\s+COUNTS$/);
       const stale = rows.find((l) => l.startsWith("20000101-000000-0001"));
-      assert.match(stale ?? "", /stale \(process gone\?\)/);
+      if (lockHolder) {
+        assert.match(stale ?? "", /stale \(process gone\?\)/);
+        releaseLock();
+        await lockHolder.release;
+        await lockHolder.holder.close();
+      } else {
+        assert.match(stale ?? "", /\binterrupted\b/);
+      }
       assert.ok(
         rows.some((l) => /failed .*POST \/oauth2\/token: 401/.test(l)),
         r.stdout,

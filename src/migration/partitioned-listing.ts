@@ -1,0 +1,285 @@
+/**
+ * A listing of `GET /v2/identity/identities` read as disjoint created_at windows side by side,
+ * under the one rate budget of that path. A cursor listing is sequential, so its floor is
+ * pages × max(1 / rate, page latency); K cursors bring it back to pages / rate once
+ * K ≈ page latency × rate (the time to store a page counts too when it is the longer). The windows' bookkeeping lives in `listing-windows.ts`.
+ */
+import type { Logger } from "../log.ts";
+import {
+  backoffDelayMs,
+  type Identity,
+  type ListIdentitiesOptions,
+  PlatformError,
+  sleep,
+} from "../platform/index.ts";
+import {
+  acceptPage,
+  addWalker,
+  density,
+  grow,
+  type ListedItem,
+  newWindow,
+  remaining,
+  replaceWalker,
+  type Walker,
+  type Window,
+} from "./listing-windows.ts";
+
+export interface PartitionedListingOptions {
+  /** The client's listing (`client.listIdentities`); each window pages it with its own cursor. */
+  readonly list: (opts: ListIdentitiesOptions) => AsyncGenerator<Identity[]>;
+  /** `control_types`: e.g. ["SELL_ONLY"] for the filtered listing; none for bulk. */
+  readonly controlTypes?: readonly string[];
+  /** At most this many cursors at once (--listing-parallelism); 1 reads a single cursor. */
+  readonly maxParallel: number;
+  /** The path's current rate budget, requests/s. */
+  readonly rate: () => number;
+  /** Page latency measured so far (ms), or null before the first answer. */
+  readonly latencyMs: () => number | null;
+  /** A previous run's page latency, to open both ends at once before anything is measured. */
+  readonly latencyHintMs?: number | null;
+  /** Identities the listing is expected to hold (a previous run's count), when known. */
+  readonly expectedItems?: number | null;
+  /**
+   * Stores one page of new identities. Pages of different windows may be stored at once; they
+   * never hold the same identity.
+   */
+  readonly onPage: (identities: Identity[]) => Promise<void>;
+  /** Identities per page (default 1000, the platform's maximum). */
+  readonly pageSize?: number;
+  /** Attempts per window after the client's own retries gave up (default 3). */
+  readonly windowAttempts?: number;
+  readonly retryBaseMs?: number;
+  readonly logger?: Logger;
+  readonly signal?: AbortSignal;
+}
+
+export interface ListingStats {
+  /** Pages received (requests that answered). */
+  readonly pages: number;
+  /** Distinct identities stored. */
+  readonly identities: number;
+  /** Most cursors that ran at once. */
+  readonly peakParallel: number;
+  /** Windows the listing ended with. */
+  readonly windows: number;
+  /** Windows restarted alone after a failure. */
+  readonly windowRetries: number;
+  /** Identities read twice where two cursors met on one millisecond, and stored once. */
+  readonly duplicates: number;
+  readonly createdAtMin: string | null;
+  readonly createdAtMax: string | null;
+}
+
+interface Item extends ListedItem {
+  readonly identity: Identity;
+}
+
+const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : undefined);
+
+const retryable = (err: unknown) =>
+  err instanceof PlatformError && err.classification === "retryable";
+
+/**
+ * Reads the whole listing exactly once, in as many windows as the latency needs, and resolves
+ * once every window has reached its end: only then is the listing complete (so an identity
+ * missing from it is missing from the platform). A window whose request still fails after the
+ * client's retries is restarted alone from what it had covered; the others carry on.
+ *
+ * @example
+ *   const stats = await listPartitioned({ list: (o) => client.listIdentities(o),
+ *     controlTypes: ["SELL_ONLY"], maxParallel: 8, rate: () => 40, latencyMs: () => 150,
+ *     onPage: (ids) => store(ids) });
+ */
+export async function listPartitioned(o: PartitionedListingOptions): Promise<ListingStats> {
+  const windows: Window[] = [newWindow(Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY)];
+  const stop = new AbortController();
+  const signal = o.signal ? AbortSignal.any([stop.signal, o.signal]) : stop.signal;
+  const running = new Set<Promise<void>>();
+  const attempts = o.windowAttempts ?? 3;
+  const pageSize = o.pageSize ?? 1000;
+  let duplicates = 0;
+  let failure: { err: unknown } | null = null;
+  let pages = 0;
+  let identities = 0;
+  let peak = 0;
+  let retries = 0;
+  let active = 0;
+  let minT = Number.POSITIVE_INFINITY;
+  let maxT = Number.NEGATIVE_INFINITY;
+  let minIso: string | null = null;
+  let maxIso: string | null = null;
+  // Without created_at the listing cannot be split; it then stays one cursor.
+  let partitionable = o.maxParallel > 1;
+  let split = false;
+
+  const target = () => {
+    if (!partitionable) return 1;
+    const latency = o.latencyMs() ?? o.latencyHintMs ?? null;
+    if (latency === null) return 1;
+    const cycle = Math.max(latency, stores > 0 ? storeMs / stores : 0);
+    return Math.max(1, Math.min(o.maxParallel, Math.ceil((cycle / 1000) * o.rate())));
+  };
+  const openEstimate = () =>
+    o.expectedItems == null ? Number.POSITIVE_INFINITY : Math.max(0, o.expectedItems - identities);
+
+  const toItem = (identity: Identity): Item => {
+    const t = identity.createdAt ? Math.floor(Date.parse(identity.createdAt)) : Number.NaN;
+    if (Number.isNaN(t)) {
+      if (split) {
+        throw new PlatformError({
+          kind: "protocol",
+          classification: "fatal",
+          endpoint: "GET /v2/identity/identities",
+          detail: `identity ${identity.id} has no readable created_at; a partitioned listing needs it (--listing-parallelism 1 reads one cursor)`,
+        });
+      }
+      partitionable = false;
+    } else {
+      if (t < minT) [minT, minIso] = [t, identity.createdAt];
+      if (t > maxT) [maxT, maxIso] = [t, identity.createdAt];
+    }
+    return { id: identity.id, t, identity };
+  };
+
+  // Storing overlaps the next page's request; when it takes longer than the request, it sets a
+  // cursor's pace, so it counts in how many cursors keep the budget busy. Windows never share an
+  // identity, so their pages are stored side by side without waiting on each other.
+  let storeMs = 0;
+  let stores = 0;
+  const store = async (items: readonly Item[]) => {
+    if (items.length === 0) return;
+    const t0 = performance.now();
+    await o.onPage(items.map((i) => i.identity));
+    storeMs += performance.now() - t0;
+    stores += 1;
+  };
+
+  /**
+   * Two cursors about to meet would both ask for the last page between them: when less than a
+   * page is left, this one stops and the other reads to the meeting point (decided synchronously,
+   * so the two never both stop).
+   */
+  function handsOver(walker: Walker): boolean {
+    const w = walker.window;
+    const other = walker.order === "ASC" ? w.desc : w.asc;
+    if (!other || other.finished) return false;
+    if (remaining(w, density(windows), Number.POSITIVE_INFINITY) >= pageSize) return false;
+    walker.finished = true;
+    return true;
+  }
+
+  async function walkOnce(walker: Walker): Promise<void> {
+    const gen = o.list({
+      limit: pageSize,
+      order: walker.order,
+      controlTypes: o.controlTypes,
+      createdAtGte: iso(walker.gte),
+      createdAtLt: iso(walker.lt),
+      signal,
+    });
+    let next: Promise<IteratorResult<Identity[]>> | null = gen.next();
+    try {
+      for (;;) {
+        const r: IteratorResult<Identity[]> = await (next as Promise<IteratorResult<Identity[]>>);
+        next = null;
+        // The window's own query is exhausted: everything in the window has been read.
+        if (r.done) {
+          walker.window.done = true;
+          return;
+        }
+        pages += 1;
+        walker.pages += 1;
+        if (walker.window.done) return;
+        const items = r.value.map(toItem);
+        const { fresh, crossed, ...seen } = partitionable
+          ? acceptPage(walker, items)
+          : { fresh: items, crossed: false, duplicates: 0 };
+        duplicates += seen.duplicates;
+        const more = !crossed && !walker.window.done && !handsOver(walker);
+        // The next page travels while this one is stored.
+        if (more) next = gen.next();
+        identities += fresh.length;
+        await store(fresh);
+        rebalance();
+        if (!more) return;
+      }
+    } finally {
+      next?.catch(() => {});
+      await gen.return(undefined).catch(() => {});
+    }
+  }
+
+  async function walk(first: Walker): Promise<void> {
+    let walker = first;
+    let failures = 0;
+    for (;;) {
+      const before = walker.pages;
+      try {
+        await walkOnce(walker);
+        return;
+      } catch (err) {
+        if (!retryable(err) || signal.aborted) throw err;
+        failures = walker.pages > before ? 1 : failures + 1;
+        if (failures >= attempts) throw err;
+        const from = walker.order === "ASC" ? walker.window.ascPos : walker.window.descPos;
+        o.logger?.warn(
+          `Listing window ${iso(walker.window.lo) ?? "start"} … ${iso(walker.window.hi) ?? "end"} failed (${(err as Error).message}); reading it again alone, ${walker.order} from ${iso(from) ?? "its end"} (attempt ${failures + 1} of ${attempts})`,
+        );
+        await sleep(
+          backoffDelayMs(failures, { baseMs: o.retryBaseMs ?? 250, capMs: 10_000 }),
+          signal,
+        );
+        if (walker.window.done) return;
+        walker = replaceWalker(walker);
+        retries += 1;
+      }
+    }
+  }
+
+  function start(walker: Walker): void {
+    active += 1;
+    peak = Math.max(peak, active);
+    const p = walk(walker)
+      .catch((err) => {
+        failure ??= { err };
+        stop.abort(err);
+      })
+      .finally(() => {
+        active -= 1;
+        walker.finished = true;
+        running.delete(p);
+      });
+    running.add(p);
+  }
+
+  function rebalance(): void {
+    if (failure || signal.aborted) return;
+    while (active < target()) {
+      const walker = grow(windows, density(windows), 2 * pageSize, openEstimate());
+      if (!walker) return;
+      split = true;
+      start(walker);
+    }
+  }
+
+  start(addWalker(windows[0] as Window, "ASC"));
+  rebalance();
+  while (running.size > 0) await Promise.all([...running]);
+  if (failure) throw (failure as { err: unknown }).err;
+  if (o.signal?.aborted) throw o.signal.reason;
+  const open = windows.filter((w) => !w.done);
+  if (open.length > 0) {
+    throw new Error(`listing incomplete: ${open.length} windows did not reach their end`);
+  }
+  return {
+    pages,
+    identities,
+    peakParallel: peak,
+    windows: windows.length,
+    windowRetries: retries,
+    duplicates,
+    createdAtMin: minIso,
+    createdAtMax: maxIso,
+  };
+}

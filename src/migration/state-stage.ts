@@ -1,0 +1,162 @@
+/**
+ * The source pass and the platform's state, read the way `--state` asks (or `auto` chooses):
+ * a listing (bulk or filtered) side by side with the source pass, or per-identity reads after it.
+ */
+import { previousListings } from "../db/snapshot-queries.ts";
+import { countSource } from "../db/source-reader.ts";
+import { UserError } from "../errors.ts";
+import type { PlatformClient } from "../platform/index.ts";
+import { createProgress } from "./progress.ts";
+import {
+  type ListingFigures,
+  type ListingHint,
+  listPlatform,
+  perIdentitySnapshot,
+  type SnapshotContext,
+  settleListedSnapshot,
+} from "./snapshot.ts";
+import { loadSource, type SourceCounts } from "./source-stage.ts";
+import {
+  type ChosenStrategy,
+  chooseStrategy,
+  densityEstimate,
+  LISTING_PAGE,
+  PER_IDENTITY_BLIND_TO_PRUNE,
+  type StateStrategy,
+} from "./state-strategy.ts";
+
+/** summary.json's `platform_state`: how the state was read, and why that way. */
+export interface PlatformStateSummary {
+  readonly strategy: ChosenStrategy;
+  readonly reason: string;
+  /** How a candidate's existence on the platform is established. */
+  readonly existence: string;
+  readonly listing: ListingFigures | null;
+}
+
+export interface StateStageOptions {
+  readonly requested: StateStrategy;
+  /** The run may create controls (apply, reconcile): creates share the controls path. */
+  readonly writes: boolean;
+  readonly prune: boolean;
+}
+
+export const EXISTENCE: Record<ChosenStrategy, string> = {
+  bulk: "proved by the listing: a candidate absent from the complete listing of every identity is identity_not_found",
+  filtered:
+    "checked at apply time: a candidate absent from the SELL_ONLY listing holds no active SELL_ONLY and shows as missing_client_control; a create answering 404 is reported identity_not_found (--state bulk proves existence up front)",
+  "per-identity":
+    "read per candidate: an identity the platform answers 404 for is identity_not_found",
+};
+
+const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+
+/**
+ * Reads the source and the platform's state into the run's tables and says how it did.
+ * `--state per-identity` with `--prune` is refused before any request: per-identity never sees
+ * what prune must delete.
+ *
+ * @example
+ *   const { source, state } = await readPlatformState(ctx, { requested: "auto", writes: false, prune: false });
+ *   logger.info(state.reason);
+ */
+export async function readPlatformState(
+  ctx: SnapshotContext,
+  opts: StateStageOptions,
+): Promise<{ source: SourceCounts; state: PlatformStateSummary }> {
+  const { db, logger } = ctx;
+  if (opts.requested === "per-identity" && opts.prune) {
+    throw new UserError(
+      `--state per-identity cannot be combined with --prune: ${PER_IDENTITY_BLIND_TO_PRUNE}. Use --state filtered, bulk or auto.`,
+    );
+  }
+  // Counting first checks the relation and columns before any request, and sizes `auto`.
+  const known = await countSource(db, ctx.source);
+  const previous = await previousListings(db);
+  const lastBulk = previous.find((p) => p.listing.filter === "none");
+  const lastAny = previous[0];
+  const bulkCount = num(lastBulk?.listing.identities);
+  const platformIdentities = bulkCount ?? known.total;
+  let sellOnly = num(lastAny?.listing.sell_only_identities);
+  let sellOnlyFrom = lastAny ? `the listing of run ${lastAny.runId}` : "";
+  if (opts.requested === "auto" && sellOnly === null && platformIdentities > LISTING_PAGE) {
+    const probe = await probeSellOnly(ctx.client, platformIdentities, ctx.signal);
+    if (probe) [sellOnly, sellOnlyFrom] = [probe.count, probe.from];
+  }
+  const choice = chooseStrategy(opts.requested, {
+    platformIdentities,
+    platformIdentitiesFrom: lastBulk
+      ? `the listing of run ${lastBulk.runId}`
+      : "the source's row count",
+    sellOnlyIdentities: sellOnly,
+    sellOnlyFrom,
+    candidates: known.anyFlag,
+    writes: opts.writes ? known.userDisabled : 0,
+    rate: ctx.listing.rate,
+    prune: opts.prune,
+  });
+  logger.info(`Reading platform state with the ${choice.strategy} strategy (${choice.reason})`);
+
+  const strategy = choice.strategy;
+  let source: SourceCounts;
+  let listing: ListingFigures | null = null;
+  if (strategy === "per-identity") {
+    source = await loadSource(db, ctx.source, ctx.runId, ctx.progress, ctx.signal);
+    await perIdentitySnapshot(ctx);
+  } else {
+    const sameKind = previous.find(
+      (p) => p.listing.filter === (strategy === "bulk" ? "none" : "SELL_ONLY"),
+    );
+    const hint: ListingHint = {
+      expectedItems: num(sameKind?.listing.identities),
+      latencyMs: num(lastAny?.listing.latency_p50_ms),
+    };
+    // The listing waits on the rate budget; the source pass on the database: overlap them.
+    const quiet = createProgress({ enabled: false, logger });
+    [source, listing] = await Promise.all([
+      loadSource(db, ctx.source, ctx.runId, quiet, ctx.signal),
+      listPlatform(ctx, strategy, hint),
+    ]);
+    await settleListedSnapshot(ctx, strategy);
+  }
+  return {
+    source,
+    state: { strategy, reason: choice.reason, existence: EXISTENCE[strategy], listing },
+  };
+}
+
+/**
+ * How many identities hold a SELL_ONLY, from a first page of the SELL_ONLY listing (exact when it
+ * is the only page) or, failing that, from its density against a first page of every identity.
+ * Costs one or two listing requests.
+ */
+async function probeSellOnly(
+  client: PlatformClient,
+  platformIdentities: number,
+  signal?: AbortSignal,
+): Promise<{ count: number; from: string } | null> {
+  const first = async (controlTypes?: string[]) => {
+    const gen = client.listIdentities({ limit: LISTING_PAGE, order: "ASC", controlTypes, signal });
+    try {
+      const r = await gen.next();
+      const items = r.done ? [] : r.value;
+      const times = items.map((i) => Date.parse(i.createdAt ?? "")).filter(Number.isFinite);
+      const spanMs = times.length > 1 ? Math.max(...times) - Math.min(...times) : 0;
+      return { items: items.length, spanMs, complete: items.length < LISTING_PAGE };
+    } finally {
+      await gen.return(undefined);
+    }
+  };
+  const filtered = await first(["SELL_ONLY"]);
+  if (filtered.complete) {
+    return { count: filtered.items, from: "a first page of the SELL_ONLY listing, its only one" };
+  }
+  const all = await first();
+  const estimate = densityEstimate(filtered, all, platformIdentities);
+  return estimate === null
+    ? null
+    : {
+        count: Math.max(estimate, filtered.items),
+        from: "the density of a first page of the SELL_ONLY listing against one of every identity",
+      };
+}

@@ -1,0 +1,142 @@
+/**
+ * How the platform's state is read, and `auto`'s choice between the ways. Pure: the inputs are
+ * counts the caller already holds (source counts, the previous run's listing, a first page).
+ */
+
+export type StateStrategy = "auto" | "bulk" | "filtered" | "per-identity";
+export type ChosenStrategy = Exclude<StateStrategy, "auto">;
+
+/** Identities per listing page, the platform's maximum. */
+export const LISTING_PAGE = 1000;
+
+export interface StrategyInputs {
+  /** Identities on the platform: the previous bulk listing's count, else the source's rows. */
+  readonly platformIdentities: number;
+  /** Where `platformIdentities` comes from, for the reason ("the source's row count"). */
+  readonly platformIdentitiesFrom: string;
+  /** Identities holding an active SELL_ONLY; null when nothing tells. */
+  readonly sellOnlyIdentities: number | null;
+  /** Where `sellOnlyIdentities` comes from ("the previous run 2026…", "a first page"). */
+  readonly sellOnlyFrom: string;
+  /** Source rows with a flag true: what per-identity reads one by one. */
+  readonly candidates: number;
+  /** Creates the run may send (0 for a plan): they share the controls path with per-identity. */
+  readonly writes: number;
+  /** Requests per second per endpoint path (--rate). */
+  readonly rate: number;
+  /** --prune: the run deletes stale client controls wherever they are. */
+  readonly prune: boolean;
+}
+
+export interface StrategyCosts {
+  /** Listing requests on /v2/identity/identities. */
+  readonly bulk: number;
+  /** Listing requests on /v2/identity/identities; null when unknown. */
+  readonly filtered: number | null;
+  /** GETs on /v2/identity/controls, the path the creates share. */
+  readonly perIdentity: number;
+}
+
+export interface StrategyChoice {
+  readonly strategy: ChosenStrategy;
+  /** One sentence: what was chosen and why, with the costs compared. */
+  readonly reason: string;
+  readonly costs: StrategyCosts;
+}
+
+/** Why per-identity cannot serve --prune; also the message when it is asked for explicitly. */
+export const PER_IDENTITY_BLIND_TO_PRUNE =
+  "per-identity reads only identities with a flag true, so it never sees a stale client control on an identity whose flags are both false, which --prune must delete";
+
+const pages = (n: number) => Math.max(1, Math.ceil(n / LISTING_PAGE));
+const fmt = (n: number) => n.toLocaleString("en-US");
+const secs = (requests: number, rate: number) => {
+  const s = requests / Math.max(rate, 0.001);
+  return s < 10 ? `${Math.round(s * 10) / 10} s` : `${fmt(Math.round(s))} s`;
+};
+
+/** The request costs of each strategy, per rate budget. */
+export function strategyCosts(i: StrategyInputs): StrategyCosts {
+  return {
+    bulk: pages(i.platformIdentities),
+    filtered: i.sellOnlyIdentities === null ? null : pages(i.sellOnlyIdentities),
+    perIdentity: i.candidates,
+  };
+}
+
+/**
+ * `auto` compares the real costs, per rate budget. A listing costs pages on
+ * /v2/identity/identities, a path nothing else in the run uses: bulk N_platform/1000, filtered
+ * N_with_SELL_ONLY/1000. Per-identity costs one GET per candidate on /v2/identity/controls, the
+ * path the creates share, so its reads come on top of the writes there. Ties go to the strategy
+ * that sees more: bulk before filtered before per-identity. A strategy blind to what the run
+ * must act on is never chosen: with --prune, per-identity is out.
+ *
+ * @example
+ *   chooseStrategy("auto", { platformIdentities: 1_000_000, platformIdentitiesFrom: "the source",
+ *     sellOnlyIdentities: 60_000, sellOnlyFrom: "the previous run", candidates: 120_000,
+ *     writes: 60_000, rate: 40, prune: false }).strategy; // "filtered" (60 vs 1,000 requests)
+ */
+export function chooseStrategy(requested: StateStrategy, inputs: StrategyInputs): StrategyChoice {
+  const costs = strategyCosts(inputs);
+  if (requested !== "auto") {
+    return { strategy: requested, reason: `--state ${requested}`, costs };
+  }
+  const { rate } = inputs;
+  const bulkText = `bulk ≈ ${fmt(costs.bulk)} listing requests (${secs(costs.bulk, rate)} at ${rate} rps; ${fmt(inputs.platformIdentities)} identities, from ${inputs.platformIdentitiesFrom})`;
+  const filteredText =
+    costs.filtered === null
+      ? "filtered: unknown cost"
+      : `filtered ≈ ${fmt(costs.filtered)} listing requests (${secs(costs.filtered, rate)}; ${fmt(inputs.sellOnlyIdentities ?? 0)} identities hold a SELL_ONLY, from ${inputs.sellOnlyFrom})`;
+  const perText =
+    `per-identity ${fmt(costs.perIdentity)} GETs on /v2/identity/controls` +
+    (inputs.writes > 0
+      ? `, the path the creates share, on top of up to ${fmt(inputs.writes)} creates (${secs(costs.perIdentity + inputs.writes, rate)} there instead of ${secs(inputs.writes, rate)})`
+      : ` (${secs(costs.perIdentity, rate)})`);
+
+  const listing: { strategy: ChosenStrategy; cost: number; text: string } =
+    costs.filtered !== null && costs.filtered < costs.bulk
+      ? { strategy: "filtered", cost: costs.filtered, text: filteredText }
+      : { strategy: "bulk", cost: costs.bulk, text: bulkText };
+  const otherListing = listing.strategy === "bulk" ? filteredText : bulkText;
+  if (inputs.prune) {
+    return {
+      strategy: listing.strategy,
+      reason: `auto: ${listing.text}, not more than ${otherListing}; per-identity is ruled out: ${PER_IDENTITY_BLIND_TO_PRUNE}`,
+      costs,
+    };
+  }
+  if (costs.perIdentity < listing.cost) {
+    return {
+      strategy: "per-identity",
+      reason: `auto: ${perText} < ${listing.text}; ${otherListing}`,
+      costs,
+    };
+  }
+  return {
+    strategy: listing.strategy,
+    reason: `auto: ${listing.text} ≤ ${perText}; ${otherListing}`,
+    costs,
+  };
+}
+
+/**
+ * An estimate of how many identities hold a SELL_ONLY from the first page of each listing, both
+ * in created_at order from the oldest: the filtered page spans more time in proportion to how
+ * rare SELL_ONLY holders are. Null when the pages cannot tell (no span, or a listing ended).
+ *
+ * @example
+ *   densityEstimate({ items: 1000, spanMs: 500_000 }, { items: 1000, spanMs: 30_000 }, 1_000_000)
+ *   // 60,000
+ */
+export function densityEstimate(
+  filtered: { items: number; spanMs: number },
+  all: { items: number; spanMs: number },
+  platformIdentities: number,
+): number | null {
+  if (filtered.spanMs <= 0 || all.spanMs <= 0 || filtered.items === 0 || all.items === 0) {
+    return null;
+  }
+  const ratio = filtered.items / filtered.spanMs / (all.items / all.spanMs);
+  return Math.round(Math.min(1, ratio) * platformIdentities);
+}

@@ -1,0 +1,123 @@
+/**
+ * `--state auto` through the CLI against the sandbox over real HTTP: it compares the costs, says
+ * what it chose and why, and never chooses a strategy blind to what the run must act on. The
+ * dataset makes per-identity the cheapest read (one flagged identity) while a stale client
+ * control sits on an identity with no flag, which only a listing sees.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { sql } from "kysely";
+import { startSandbox } from "../../src/sandbox/index.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { prng, uuidFrom } from "../../src/synthetic.ts";
+import { runCli } from "../helpers/cli.ts";
+import { backends, type TestTarget } from "../helpers/db.ts";
+
+const rand = prng(1212);
+const uuid = () => uuidFrom(rand);
+/** The one flagged identity: user_disabled, its client control in place. */
+const A = uuid();
+/** No flag, a stale overridable client control: what --prune must delete. */
+const Z = uuid();
+/** No flag, a SERVICE control each (report only): enough SELL_ONLY holders for two pages. */
+const SERVICE_HELD = Array.from({ length: 1000 }, uuid);
+
+const requests = (s: Sandbox) =>
+  Object.values(s.stats().requests).reduce(
+    (n, byStatus) => n + Object.values(byStatus).reduce((a, b) => a + b, 0),
+    0,
+  );
+
+for (const backend of backends) {
+  describe(`--state auto through the CLI on ${backend.name}`, () => {
+    let sandbox: Sandbox;
+    let target: TestTarget;
+    let env: Record<string, string>;
+    const out = mkdtempSync(join(tmpdir(), "cm-auto-"));
+    const cli = (args: string[]) =>
+      runCli([...args, "--json", ...target.args, "--no-progress"], env);
+
+    before(async () => {
+      sandbox = await startSandbox({ port: 0, rateLimitRps: 0, tokenRateLimitRps: 0 });
+      const rows = [
+        { id: A, user_disabled: true, admin_disabled: false },
+        { id: Z, user_disabled: false, admin_disabled: false },
+        ...SERVICE_HELD.map((id) => ({ id, user_disabled: false, admin_disabled: false })),
+      ];
+      sandbox.seedIdentities(rows, { migratedFraction: 0, driftFraction: 0 });
+      sandbox.addControl(A, { type: "SELL_ONLY", set_by: "CLIENT", is_overridable: true });
+      sandbox.addControl(Z, { type: "SELL_ONLY", set_by: "CLIENT", is_overridable: true });
+      for (const id of SERVICE_HELD) {
+        sandbox.addControl(id, { type: "SELL_ONLY", set_by: "SERVICE", is_overridable: false });
+      }
+      target = await backend.target();
+      const h = await target.open({ migrate: false });
+      await sql`create table identities (id text, user_disabled boolean, admin_disabled boolean)`.execute(
+        h.db,
+      );
+      const values = rows.map((r) => sql`(${r.id}, ${r.user_disabled}, ${r.admin_disabled})`);
+      await sql`insert into identities values ${sql.join(values)}`.execute(h.db);
+      await h.close();
+      env = {
+        API_BASE_URL: sandbox.apiUrl,
+        OAUTH_TOKEN_URL: sandbox.tokenUrl,
+        OAUTH_CLIENT_ID: sandbox.credentials.clientId,
+        OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret,
+      };
+    });
+
+    after(async () => {
+      await sandbox?.close();
+      await target?.drop();
+      rmSync(out, { recursive: true, force: true });
+    });
+
+    it("plan reads per identity when its one candidate costs fewer requests than any listing, and says why", async () => {
+      const r = await cli(["plan", "--out", join(out, "plan")]);
+      assert.equal(r.code, 0, r.stderr);
+      const s = JSON.parse(r.stdout);
+      assert.equal(s.strategy, "per-identity");
+      assert.match(
+        r.stderr,
+        /Reading platform state with the per-identity strategy \(auto: per-identity 1 GETs on \/v2\/identity\/controls .* < bulk ≈ 2 listing requests/,
+      );
+      assert.match(s.platform_state.reason, /filtered ≈ 2 listing requests/);
+      assert.equal(s.findings.unexpected_client_control, 0, "per-identity never reads Z");
+    });
+
+    it("--state per-identity with --prune is refused before any request, naming what it would miss", async () => {
+      const before = requests(sandbox);
+      const r = await cli(["reconcile", "--yes", "--prune", "--state", "per-identity"]);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /--state per-identity cannot be combined with --prune/);
+      assert.match(r.stderr, /stale client control on an identity whose flags are both false/);
+      assert.equal(requests(sandbox), before);
+    });
+
+    it("reconcile --prune with auto lists the platform instead, and deletes the stale client control of the identity without a flag", async () => {
+      const r = await cli(["reconcile", "--yes", "--prune", "--out", join(out, "prune")]);
+      assert.equal(r.code, 2, r.stderr); // the SERVICE controls are report-only
+      const s = JSON.parse(r.stdout);
+      assert.ok(["bulk", "filtered"].includes(s.strategy), s.strategy);
+      assert.match(s.platform_state.reason, /per-identity is ruled out/);
+      assert.equal(s.outcomes["succeeded:deleted"], 1);
+      assert.deepEqual(
+        sandbox.controlsOf(Z).filter((c) => c.type === "SELL_ONLY"),
+        [],
+        "Z's stale control is gone",
+      );
+      assert.equal(sandbox.controlsOf(A).length, 1, "A keeps its control");
+    });
+
+    it("a later run sizes the listings from the previous run's listing instead of probing", async () => {
+      const r = await cli(["plan", "--out", join(out, "again")]);
+      assert.equal(r.code, 0, r.stderr);
+      const s = JSON.parse(r.stdout);
+      assert.match(s.platform_state.reason, /from the listing of run \d{8}-\d{6}-[0-9a-f]{4}/);
+      assert.equal(s.requests["GET /v2/identity/identities"], undefined, "no probe was sent");
+    });
+  });
+}

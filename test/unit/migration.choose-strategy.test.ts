@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  chooseStrategy,
+  densityEstimate,
+  type StrategyInputs,
+} from "../../src/migration/state-strategy.ts";
+
+const MILLION: StrategyInputs = {
+  platformIdentities: 1_000_000,
+  platformIdentitiesFrom: "the source's row count",
+  sellOnlyIdentities: 60_000,
+  sellOnlyFrom: "the listing of run 20260101-000000-abcd",
+  candidates: 120_000,
+  writes: 0,
+  rate: 40,
+  prune: false,
+};
+
+describe("chooseStrategy", () => {
+  it("reads a million identities of which 6% hold a SELL_ONLY in about 60 listing requests instead of 1,000", () => {
+    const c = chooseStrategy("auto", MILLION);
+    assert.equal(c.strategy, "filtered");
+    assert.deepEqual(c.costs, { bulk: 1000, filtered: 60, perIdentity: 120_000 });
+    assert.match(c.reason, /filtered ≈ 60 listing requests/);
+    assert.match(c.reason, /bulk ≈ 1,000 listing requests/);
+    assert.match(c.reason, /60,000 identities hold a SELL_ONLY, from the listing of run 2026/);
+  });
+
+  it("charges per-identity reads to the controls path the creates share, and says so", () => {
+    const c = chooseStrategy("auto", { ...MILLION, writes: 50_000 });
+    assert.equal(c.strategy, "filtered");
+    assert.match(
+      c.reason,
+      /per-identity 120,000 GETs on \/v2\/identity\/controls, the path the creates share, on top of up to 50,000 creates/,
+    );
+  });
+
+  it("chooses per-identity when a handful of candidates cost fewer requests than any listing", () => {
+    const c = chooseStrategy("auto", { ...MILLION, candidates: 12 });
+    assert.equal(c.strategy, "per-identity");
+    assert.match(c.reason, /^auto: per-identity 12 GETs/);
+  });
+
+  it("never chooses per-identity for --prune, however few the candidates: it cannot see a stale control on an identity without a flag", () => {
+    const c = chooseStrategy("auto", { ...MILLION, candidates: 0, prune: true });
+    assert.equal(c.strategy, "filtered");
+    assert.match(
+      c.reason,
+      /per-identity is ruled out: per-identity reads only identities with a flag true/,
+    );
+    const unknown = chooseStrategy("auto", {
+      ...MILLION,
+      sellOnlyIdentities: null,
+      candidates: 0,
+      prune: true,
+    });
+    assert.equal(unknown.strategy, "bulk");
+  });
+
+  it("prefers bulk, which proves existence, when filtered would not save a request", () => {
+    const c = chooseStrategy("auto", {
+      ...MILLION,
+      platformIdentities: 900,
+      sellOnlyIdentities: 800,
+      candidates: 100,
+    });
+    assert.equal(c.strategy, "bulk");
+  });
+
+  it("compares bulk with per-identity alone when nothing tells how many identities hold a SELL_ONLY", () => {
+    const c = chooseStrategy("auto", { ...MILLION, sellOnlyIdentities: null });
+    assert.equal(c.strategy, "bulk");
+    assert.equal(c.costs.filtered, null);
+    assert.match(c.reason, /filtered: unknown cost/);
+  });
+
+  it("takes an explicit --state as given", () => {
+    for (const s of ["bulk", "filtered", "per-identity"] as const) {
+      assert.deepEqual(chooseStrategy(s, MILLION).strategy, s);
+    }
+  });
+});
+
+describe("densityEstimate", () => {
+  it("scales the platform's size by how much longer the SELL_ONLY page's created_at span is", () => {
+    assert.equal(
+      densityEstimate({ items: 1000, spanMs: 500_000 }, { items: 1000, spanMs: 30_000 }, 1_000_000),
+      60_000,
+    );
+  });
+
+  it("cannot tell from a page whose identities share one created_at", () => {
+    assert.equal(
+      densityEstimate({ items: 1000, spanMs: 0 }, { items: 1000, spanMs: 10 }, 5000),
+      null,
+    );
+  });
+});
