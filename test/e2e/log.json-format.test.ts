@@ -28,7 +28,7 @@ function jsonLines(stderr: string): Record<string, unknown>[] {
       try {
         return JSON.parse(l) as Record<string, unknown>;
       } catch {
-        assert.fail(`not a JSON line on stderr: ${l}`);
+        return assert.fail(`not a JSON line on stderr: ${l}`);
       }
     });
 }
