@@ -84,7 +84,8 @@ export const demoCommand: CommandModule = {
             confirm: async () => true,
           });
           summaries.push(summary);
-          process.stderr.write(`\n${renderSummaryTable(summary)}\n\n`);
+          process.stderr.write(`\n${renderSummaryTable(summary)}\n`);
+          process.stderr.write(`  open: ${join(summary.reports.dir, "report.html")}\n\n`);
         }
         const last = summaries[summaries.length - 1];
         const leftover = last?.findings.missing_client_control ?? 0;
@@ -92,6 +93,7 @@ export const demoCommand: CommandModule = {
         process.stdout.write(
           `${JSON.stringify({
             reports: summaries.map((s) => s.reports.dir),
+            report_html: summaries.map((s) => join(s.reports.dir, "report.html")),
             final_missing_client_controls: leftover,
             final_exit_code: last?.exit_code,
             // Duplicates seeded as drift are reported (unexpected_client_control); the tool adds none.

@@ -5,6 +5,7 @@ import { discardCommand } from "./discard.ts";
 import { applyCommand, planCommand, reconcileCommand } from "./pipeline-commands.ts";
 import { reportCommand, runsCommand } from "./runs.ts";
 import { sandboxCommand } from "./sandbox.ts";
+import { showCommand } from "./show.ts";
 import { versionCommand } from "./version.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: yargs command modules are heterogeneous by design
@@ -15,6 +16,7 @@ export const commands: CommandModule<any, any>[] = [
   discardCommand,
   reportCommand,
   runsCommand,
+  showCommand,
   dbCommand,
   sandboxCommand,
   demoCommand,

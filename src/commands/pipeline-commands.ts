@@ -10,12 +10,14 @@ import {
   withOptions,
   writeOptions,
 } from "../config.ts";
-import { openDatabase } from "../db/connect.ts";
+import { type DatabaseHandle, openDatabase } from "../db/connect.ts";
 import type { RunMode } from "../db/schema.ts";
 import { UserError } from "../errors.ts";
+import { failedRun, writeMetricsFile } from "../migration/metrics-file.ts";
 import { checkReportDir, reportDir } from "../migration/report.ts";
 import { claimReportDir } from "../reports/report-files.ts";
 import { renderSummaryTable } from "../reports/summary.ts";
+import { logSummary } from "../reports/summary-log.ts";
 import { askOnTerminal, confirmationQuestion } from "./confirm-prompt.ts";
 import { runWiredPipeline } from "./pipeline-wiring.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
@@ -38,7 +40,17 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
   // Another run's report there is refused before any work, not after an apply's last create.
   if (pipeline.out)
     await claimReportDir(reportDir("", pipeline.out), pipeline.resume, pipeline.force);
-  const handle = await openDatabase(global, logger);
+  const startedMs = Date.now();
+  let runId: string | null = null;
+  // --metrics-file: written at the end of every run, a failed one too (with what is known).
+  const failed = async (err: unknown, db: DatabaseHandle["db"] | null): Promise<never> => {
+    if (pipeline.metricsFile) {
+      const run = failedRun(mode, runId, err, signal.aborted, startedMs);
+      await writeMetricsFile(pipeline.metricsFile, db, run, logger);
+    }
+    throw err;
+  };
+  const handle = await openDatabase(global, logger).catch((err) => failed(err, null));
   try {
     const result = await runWiredPipeline({
       mode,
@@ -49,13 +61,24 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
       signal,
       confirm: async (writes) =>
         pipeline.yes || askOnTerminal(confirmationQuestion(mode, writes, platform), signal),
-      onRunStarted: ctx.noteRun,
+      onRunStarted: (id) => {
+        runId = id;
+        ctx.noteRun(id);
+      },
     });
-    process.stderr.write(`${renderSummaryTable(result.summary)}\n`);
+    if (pipeline.metricsFile)
+      await writeMetricsFile(pipeline.metricsFile, handle.db, result.summary, logger);
+    if (global.logFormat === "json") logSummary(logger, result.summary);
+    else process.stderr.write(`${renderSummaryTable(result.summary)}\n`);
     if (global.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);
     // The very last line after an interruption: how to go on.
-    if (result.resumeCommand) process.stderr.write(`Resume with: ${result.resumeCommand}\n`);
+    if (result.resumeCommand) {
+      if (global.logFormat === "json") logger.warn(`Resume with: ${result.resumeCommand}`);
+      else process.stderr.write(`Resume with: ${result.resumeCommand}\n`);
+    }
     return result.exitCode;
+  } catch (err) {
+    return await failed(err, handle.db);
   } finally {
     await handle.close();
   }

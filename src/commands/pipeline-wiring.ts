@@ -46,6 +46,8 @@ export async function runWiredPipeline(r: PipelineRequest): Promise<PipelineResu
           enabled: r.global.progress,
           logger: r.logger,
           signal: r.signal,
+          // JSON logs are lines for a shipper: progress goes through the logger, never a bar.
+          ...(r.global.logFormat === "json" ? { tty: false } : {}),
         }),
         confirm: r.confirm,
         databaseLabel: r.global.databaseUrl

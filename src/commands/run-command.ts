@@ -33,9 +33,7 @@ export async function runCommand(
     }
     // Abort first: its listeners stop the progress bar before this message is printed.
     controller.abort(new Error(`interrupted by ${sig}`));
-    process.stderr.write(
-      `\n${sig} received: finishing in-flight work and stopping (press again to force).\n`,
-    );
+    notice(`\n${sig} received: finishing in-flight work and stopping (press again to force).`);
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
@@ -43,9 +41,18 @@ export async function runCommand(
   let logger: Logger = createLogger({ level: "info" });
   let debug = false;
   let runId: string | undefined;
+  // With --log-format json, stderr holds JSON lines only: the command's own notices go through it.
+  let notice = (text: string): void => {
+    process.stderr.write(`${text}\n`);
+  };
   try {
     const global = loadGlobalConfig(argv);
-    logger = createLogger({ level: global.logLevel });
+    logger = createLogger({
+      level: global.logLevel,
+      format: global.logFormat,
+      context: () => (runId ? { run_id: runId } : {}),
+    });
+    if (global.logFormat === "json") notice = (text) => logger.warn(text.trim());
     debug = global.logLevel === "debug";
     const noteRun = (id: string) => {
       runId = id;
@@ -63,7 +70,7 @@ export async function runCommand(
     }
     if (err instanceof Interrupted) {
       logger.error(message);
-      if (err.resumeCommand) process.stderr.write(`Resume with: ${err.resumeCommand}\n`);
+      if (err.resumeCommand) notice(`Resume with: ${err.resumeCommand}`);
     } else if (interrupted) {
       logger.error(`Stopped: ${message}.`);
     } else {

@@ -50,6 +50,14 @@ export const runOptions = {
     group: "run",
     help: "Write the report into a folder that holds another run's report, replacing it.",
   }),
+  metricsFile: option({
+    flag: "metrics-file",
+    env: "CONTROLS_METRICS_FILE",
+    schema: textSchema,
+    kind: "string",
+    group: "run",
+    help: "At the end of the run (failed runs too), write its figures to this file in the Prometheus text format, atomically, for node_exporter's textfile collector.",
+  }),
 } as const;
 
 /** `report RUN_ID`: the same report options as the run that wrote it. */
@@ -132,6 +140,25 @@ export const runsOptions = {
     kind: "string",
     group: "runs",
     help: "How many runs to show, newest first.",
+  }),
+} as const;
+
+/** `show IDENTITY_ID`. */
+export const showOptions = {
+  limit: option({
+    flag: "limit",
+    default: 20,
+    schema: numberSchema({ whole: true, min: 1, max: 10_000 }),
+    kind: "string",
+    group: "show",
+    help: "How many runs to show, newest first (runs that stored nothing about the identity are left out).",
+  }),
+  before: option({
+    flag: "before",
+    schema: textSchema,
+    kind: "string",
+    group: "show",
+    help: "Show the runs older than this run id (the next page; `show` prints the command).",
   }),
 } as const;
 

@@ -12,6 +12,7 @@ export {
   runOptions,
   runsOptions,
   seedOptions,
+  showOptions,
   writeOptions,
 } from "./command-options.ts";
 export {
@@ -27,6 +28,7 @@ export {
   loadRunConfigs,
   loadRunsConfig,
   loadSeedConfig,
+  loadShowConfig,
   loadSourceConfig,
   type NonUuidPolicy,
   type PipelineConfig,
@@ -35,6 +37,7 @@ export {
   type RunConfigs,
   type RunsConfig,
   type SeedConfig,
+  type ShowConfig,
   type SourceConfig,
 } from "./load.ts";
 export type { OptionDef, OptionGroup, OptionTable } from "./option-def.ts";

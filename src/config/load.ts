@@ -14,6 +14,7 @@ import {
   runOptions,
   runsOptions,
   seedOptions,
+  showOptions,
   writeOptions,
 } from "./command-options.ts";
 import type { OptionDef, OptionTable, OptionValues } from "./option-def.ts";
@@ -34,6 +35,7 @@ export type PipelineConfig = OptionValues<
   typeof runOptions & typeof writeOptions & typeof applyOptions & typeof reconcileOptions
 >;
 export type RunsConfig = OptionValues<typeof runsOptions>;
+export type ShowConfig = OptionValues<typeof showOptions>;
 export type ReportConfig = OptionValues<typeof reportOptions>;
 export type SeedConfig = OptionValues<typeof seedOptions>;
 export type DemoConfig = OptionValues<typeof demoOptions>;
@@ -231,6 +233,16 @@ const pipelineTable = { ...runOptions, ...writeOptions, ...applyOptions, ...reco
  */
 export function loadRunsConfig(argv: Argv, env: Env = process.env): RunsConfig {
   return load(runsOptions, argv, env);
+}
+
+/**
+ * `show IDENTITY_ID`: how many runs a page holds, and where it starts.
+ *
+ * @example
+ *   loadShowConfig({ before: "20261122-101500-ab12" }).limit // 20
+ */
+export function loadShowConfig(argv: Argv, env: Env = process.env): ShowConfig {
+  return load(showOptions, argv, env);
 }
 
 /**

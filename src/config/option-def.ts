@@ -15,6 +15,7 @@ export type OptionGroup =
   | "apply"
   | "reconcile"
   | "runs"
+  | "show"
   | "seed"
   | "demo";
 

@@ -3,7 +3,7 @@
  * group and help, each written once. yargs options, env loading, --help and the README's table
  * are generated from it (see `yargs-options.ts`, `load.ts`, `readme-table.ts`).
  */
-import { LOG_LEVELS } from "../log.ts";
+import { LOG_FORMATS, LOG_LEVELS } from "../log.ts";
 import {
   booleanSchema,
   choiceSchema,
@@ -45,6 +45,16 @@ export const globalOptions = {
     choices: LOG_LEVELS,
     group: "global",
     help: "Log verbosity on stderr; debug also prints stack traces.",
+  }),
+  logFormat: option({
+    flag: "log-format",
+    env: "CONTROLS_LOG_FORMAT",
+    default: "text" as (typeof LOG_FORMATS)[number],
+    schema: choiceSchema(LOG_FORMATS),
+    kind: "string",
+    choices: LOG_FORMATS,
+    group: "global",
+    help: "Log lines on stderr: text for people, or json (one object a line: level, time, message, run_id, and fields such as the run's counts) for log shippers. Secrets are redacted in both.",
   }),
   json: option({
     flag: "json",

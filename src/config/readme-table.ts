@@ -10,6 +10,7 @@ import {
   runOptions,
   runsOptions,
   seedOptions,
+  showOptions,
   writeOptions,
 } from "./command-options.ts";
 import type { OptionDef, OptionTable } from "./option-def.ts";
@@ -29,6 +30,7 @@ const SECTIONS: readonly [string, OptionTable][] = [
   ["apply", applyOptions],
   ["reconcile", reconcileOptions],
   ["runs", runsOptions],
+  ["show", showOptions],
   ["db seed", seedOptions],
   ["demo", demoOptions],
 ];

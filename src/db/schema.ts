@@ -29,6 +29,7 @@ export const TOOL_TABLES = {
   snapshotControls: `${TOOL_SCHEMA}.snapshot_controls`,
   findings: `${TOOL_SCHEMA}.findings`,
   actions: `${TOOL_SCHEMA}.actions`,
+  requestSeries: `${TOOL_SCHEMA}.request_series`,
 } as const;
 
 /** A timestamptz that the database fills in (`default now()`), overridable on insert/update. */
@@ -176,6 +177,17 @@ export interface ActionsTable {
   updated_at: Timestamp;
 }
 
+/** The platform client's requests per second over a run (0004), for report.html's timeline. */
+export interface RequestSeriesTable {
+  run_id: string;
+  /** The start of the second. */
+  at: ColumnType<Date, Date | string, Date | string>;
+  requests: number;
+  rate_limited: number;
+  retries: number;
+  ambiguous: number;
+}
+
 export interface Database {
   [TOOL_TABLES.runs]: RunsTable;
   [TOOL_TABLES.sourceRows]: SourceRowsTable;
@@ -183,6 +195,7 @@ export interface Database {
   [TOOL_TABLES.snapshotControls]: SnapshotControlsTable;
   [TOOL_TABLES.findings]: FindingsTable;
   [TOOL_TABLES.actions]: ActionsTable;
+  [TOOL_TABLES.requestSeries]: RequestSeriesTable;
 }
 
 export type Run = Selectable<RunsTable>;

@@ -7,6 +7,7 @@
 import { countPendingByAction } from "../db/journal-queries.ts";
 import { ensureSchema } from "../db/migrate.ts";
 import { copyPlanCreateCandidates } from "../db/plan-queries.ts";
+import { saveRequestSeries } from "../db/request-series-queries.ts";
 import { acquireRunLock } from "../db/run-lock.ts";
 import { finishRun, getRun, latestRunningWriter } from "../db/run-queries.ts";
 import { countCandidates } from "../db/snapshot-queries.ts";
@@ -194,6 +195,7 @@ async function finish(
   const tally = tallyOf(options.mode, deps.signal?.aborted === true, figures);
   const exitCode = exitCodeFor(tally);
   const status = closingStatus(tally);
+  await saveRequestSeries(db, run.id, deps.client.metrics().series);
   const summary = await writeRunReport(
     db,
     buildRunSummary({

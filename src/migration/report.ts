@@ -6,8 +6,10 @@ import { type DiffRecord, diffPage } from "../db/finding-queries.ts";
 import type { Database } from "../db/schema.ts";
 import { UserError } from "../errors.ts";
 import { type DiffRow, writeDiffCsv } from "../reports/csv.ts";
+import { writeReportHtml } from "../reports/html/write-report-html.ts";
 import { claimReportDir } from "../reports/report-files.ts";
 import { type RunSummary, writeSummaries } from "../reports/summary.ts";
+import { htmlReportInput } from "./report-html-input.ts";
 
 /**
  * What a finding asks for when no journal entry exists yet (plan runs). Whether a control may be
@@ -119,9 +121,10 @@ export async function checkReportDir(out: string | undefined): Promise<void> {
 }
 
 /**
- * Writes `diff.csv` (streamed from the database) and `summary.json`/`summary.md` into `dir`, each
- * through a temporary file and a rename. Regenerating a run's folder later gives the same files; a
- * folder holding another run's report is refused unless `force`.
+ * Writes `diff.csv` (streamed from the database), `summary.json`/`summary.md` and `report.html`
+ * (the first diff rows streamed again) into `dir`, each through a temporary file and a rename.
+ * Regenerating a run's folder later gives the same files; a folder holding another run's report is
+ * refused unless `force`.
  */
 export async function writeRunReport(
   db: Kysely<Database>,
@@ -135,5 +138,7 @@ export async function writeRunReport(
   const rows = await writeDiffCsv(csv, diffRows(db, summary.run_id, all));
   const full: RunSummary = { ...summary, reports: { dir, diff_csv: csv, rows } };
   await writeSummaries(join(dir, "summary.json"), join(dir, "summary.md"), full);
+  const html = join(dir, "report.html");
+  await writeReportHtml(html, await htmlReportInput(db, full), diffRows(db, summary.run_id, all));
   return full;
 }

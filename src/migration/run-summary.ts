@@ -121,6 +121,7 @@ export function requestFigures(m: ClientMetrics): Record<string, EndpointFigures
       rate_limited: v.rateLimited,
       ambiguous: v.ambiguous,
       anomalies: v.anomalies,
+      statuses: v.statuses,
       p50_ms: v.latencyMs.p50,
       p95_ms: v.latencyMs.p95,
     };
@@ -131,6 +132,7 @@ export function requestFigures(m: ClientMetrics): Record<string, EndpointFigures
     rate_limited: 0,
     ambiguous: 0,
     anomalies: 0,
+    statuses: {},
     p50_ms: null,
     p95_ms: null,
   };

@@ -1,5 +1,6 @@
 import type { PlatformErrorKind } from "./platform-error.ts";
 import type { EndpointBudgetState } from "./rate-budget.ts";
+import { type RequestSecond, RequestSeries, type SeriesCounter } from "./request-series.ts";
 
 const MIN_MS = 0.25;
 const FACTOR = 1.1;
@@ -65,6 +66,8 @@ export interface EndpointMetrics {
   readonly anomalies: number;
   /** Failed exchanges by kind (each attempt counts, including ones later retried). */
   readonly errors: Partial<Record<PlatformErrorKind, number>>;
+  /** Exchanges by HTTP status (`"200"`, `"429"`), or by failure when none came (`"timeout"`). */
+  readonly statuses: Record<string, number>;
   readonly latencyMs: { count: number; p50: number | null; p95: number | null; max: number | null };
 }
 
@@ -74,40 +77,87 @@ export interface ClientMetrics {
   readonly token: { requests: number; issued: number; errors: number };
   /** Rate budget per path template (current rate after any 429, penalties so far). */
   readonly budgets: Record<string, EndpointBudgetState>;
+  /** All endpoints together, per second with activity, oldest first (report.html's timeline). */
+  readonly series: RequestSecond[];
 }
 
-interface MutableEndpoint {
-  requests: number;
-  retries: number;
-  authReplays: number;
-  rateLimited: number;
-  ambiguous: number;
-  anomalies: number;
-  errors: Partial<Record<PlatformErrorKind, number>>;
-  latency: LatencyHistogram;
+/**
+ * One endpoint's counters. The four the timeline shows are accessors: each increment is also
+ * counted in the client's per-second series, so the HTTP code only ever does `m.requests += 1`.
+ */
+class MutableEndpoint {
+  readonly #series: RequestSeries;
+  readonly #counts: Record<SeriesCounter, number> = {
+    requests: 0,
+    rateLimited: 0,
+    retries: 0,
+    ambiguous: 0,
+  };
+  authReplays = 0;
+  anomalies = 0;
+  errors: Partial<Record<PlatformErrorKind, number>> = {};
+  statuses: Record<string, number> = {};
+  latency = new LatencyHistogram();
+
+  constructor(series: RequestSeries) {
+    this.#series = series;
+  }
+
+  #set(counter: SeriesCounter, value: number): void {
+    this.#series.add(counter, value - this.#counts[counter]);
+    this.#counts[counter] = value;
+  }
+
+  get requests(): number {
+    return this.#counts.requests;
+  }
+  set requests(v: number) {
+    this.#set("requests", v);
+  }
+  get rateLimited(): number {
+    return this.#counts.rateLimited;
+  }
+  set rateLimited(v: number) {
+    this.#set("rateLimited", v);
+  }
+  get retries(): number {
+    return this.#counts.retries;
+  }
+  set retries(v: number) {
+    this.#set("retries", v);
+  }
+  get ambiguous(): number {
+    return this.#counts.ambiguous;
+  }
+  set ambiguous(v: number) {
+    this.#set("ambiguous", v);
+  }
 }
 
 /** Counters behind `PlatformClient.metrics()`; updating one is a map lookup and an add. */
 export class MetricsRecorder {
   readonly #endpoints = new Map<string, MutableEndpoint>();
+  readonly #series: RequestSeries;
   readonly token = { requests: 0, issued: 0, errors: 0 };
+
+  constructor(series: RequestSeries = new RequestSeries()) {
+    this.#series = series;
+  }
 
   endpoint(key: string): MutableEndpoint {
     let m = this.#endpoints.get(key);
     if (!m) {
-      m = {
-        requests: 0,
-        retries: 0,
-        authReplays: 0,
-        rateLimited: 0,
-        ambiguous: 0,
-        anomalies: 0,
-        errors: {},
-        latency: new LatencyHistogram(),
-      };
+      m = new MutableEndpoint(this.#series);
       this.#endpoints.set(key, m);
     }
     return m;
+  }
+
+  /** Counts one exchange's answer: its HTTP status, or the failure kind when none came. */
+  status(key: string, status: number | string): void {
+    const m = this.endpoint(key);
+    const k = String(status);
+    m.statuses[k] = (m.statuses[k] ?? 0) + 1;
   }
 
   error(key: string, kind: PlatformErrorKind): void {
@@ -126,6 +176,7 @@ export class MetricsRecorder {
         ambiguous: m.ambiguous,
         anomalies: m.anomalies,
         errors: { ...m.errors },
+        statuses: { ...m.statuses },
         latencyMs: {
           count: m.latency.count,
           p50: m.latency.percentile(0.5),
@@ -134,6 +185,6 @@ export class MetricsRecorder {
         },
       };
     }
-    return { endpoints, token: { ...this.token }, budgets };
+    return { endpoints, token: { ...this.token }, budgets, series: this.#series.snapshot() };
   }
 }

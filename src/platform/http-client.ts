@@ -140,6 +140,7 @@ export class HttpClient {
       if (outcome === CANCELLED)
         throw this.#cancelled(key, spec.method, false, attempts, hadAmbiguous);
       attempts += 1;
+      metrics.status(key, "failure" in outcome ? outcome.failure.kind : outcome.status);
 
       let error: PlatformError;
       if ("failure" in outcome) {

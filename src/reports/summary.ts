@@ -8,6 +8,8 @@ export interface EndpointFigures {
   readonly ambiguous: number;
   /** Items the platform served twice within one page (kept once; platform anomalies). */
   readonly anomalies: number;
+  /** Exchanges by HTTP status (`"200"`), or by failure kind when no answer came (`"timeout"`). */
+  readonly statuses: Record<string, number>;
   readonly p50_ms: number | null;
   readonly p95_ms: number | null;
 }

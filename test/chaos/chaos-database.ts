@@ -64,6 +64,7 @@ function clusterBackend(cluster: Cluster): Backend {
         databaseUrl: url,
         dataDir: "",
         logLevel: "error",
+        logFormat: "text",
         json: false,
         progress: false,
         dbRetryS: 60,

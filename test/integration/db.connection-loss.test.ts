@@ -329,6 +329,7 @@ describe("a database that stays away", {
       databaseUrl: url,
       dataDir: "",
       logLevel: "error" as const,
+      logFormat: "text" as const,
       json: false,
       progress: false,
       dbRetryS: 2,

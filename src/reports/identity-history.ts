@@ -1,0 +1,147 @@
+/**
+ * `controls-migrate show`: one identity's history, newest run first, for people (text) and for
+ * scripts (JSON). Values come from the user's database and the platform, so control and
+ * bidi-control characters are shown as visible escapes in both.
+ */
+import { escapeInvisible } from "../visible-text.ts";
+
+/** One run's view of the identity (the shape `history-queries.ts` reads). */
+export interface RunView {
+  readonly run_id: string;
+  readonly mode: string;
+  readonly status: string;
+  readonly exit_code: number | null;
+  readonly started_at: Date;
+  readonly source: readonly {
+    seq: number;
+    user_disabled: boolean | null;
+    admin_disabled: boolean | null;
+    anomaly: string | null;
+    anomaly_detail: string | null;
+  }[];
+  readonly platform: { status: string; error: string | null } | null;
+  readonly controls: readonly {
+    control_id: string;
+    type: string;
+    set_by: string;
+    is_overridable: boolean;
+  }[];
+  readonly findings: readonly {
+    finding: string;
+    expected_type: string | null;
+    expected_set_by: string | null;
+    observed_control_id: string | null;
+    observed_set_by: string | null;
+    detail: string | null;
+  }[];
+  readonly actions: readonly {
+    action: string;
+    control_type: string;
+    control_key: string;
+    status: string;
+    outcome: string | null;
+    attempts: number;
+    http_status: number | null;
+    error: string | null;
+    result_control_id: string | null;
+    updated_at: string;
+  }[];
+}
+
+const flag = (v: boolean | null) => (v === null ? "NULL" : String(v));
+const overridable = (v: boolean) => (v ? "overridable" : "not overridable");
+const join = (...parts: (string | null | undefined | false)[]) =>
+  parts.filter((p) => p !== null && p !== undefined && p !== false && p !== "").join(" ");
+
+function runLines(r: RunView): string[] {
+  const lines = [
+    `run ${r.run_id}  ${r.mode}  ${r.status}  exit ${r.exit_code ?? "-"}  started ${r.started_at.toISOString()}`,
+  ];
+  if (r.source.length === 0) {
+    lines.push("  source    no row stored (no flag set, or not in the source)");
+  }
+  for (const s of r.source) {
+    const anomaly = s.anomaly
+      ? `  ${s.anomaly}${s.anomaly_detail ? `: ${s.anomaly_detail}` : ""}`
+      : "";
+    const kind = s.seq < 0 ? " (looked up)" : ` (row ${s.seq})`;
+    lines.push(
+      `  source    user_disabled=${flag(s.user_disabled)} admin_disabled=${flag(s.admin_disabled)}${kind}${anomaly}`,
+    );
+  }
+  if (!r.platform) lines.push("  platform  not read in this run");
+  else {
+    const controls =
+      r.controls.length === 0
+        ? "no active control"
+        : r.controls
+            .map((c) => `${c.type} ${c.control_id} ${c.set_by} ${overridable(c.is_overridable)}`)
+            .join("; ");
+    const error = r.platform.error ? ` (${r.platform.error})` : "";
+    lines.push(`  platform  ${r.platform.status}${error}: ${controls}`);
+  }
+  for (const f of r.findings) {
+    const expected = join(f.expected_type, f.expected_set_by);
+    const observed = join(f.observed_control_id, f.observed_set_by);
+    lines.push(
+      `  finding   ${join(f.finding, expected && `expected ${expected}`, observed && `observed ${observed}`, f.detail && `(${f.detail})`)}`,
+    );
+  }
+  for (const a of r.actions) {
+    lines.push(
+      `  action    ${join(
+        a.action,
+        a.control_type,
+        `${a.status}${a.outcome ? ` ${a.outcome}` : ""}`,
+        a.http_status !== null && `HTTP ${a.http_status}`,
+        `${a.attempts} attempt${a.attempts === 1 ? "" : "s"}`,
+        a.result_control_id && `control ${a.result_control_id}`,
+        a.action === "delete" && `control ${a.control_key}`,
+        a.error && `error: ${a.error}`,
+        `at ${new Date(a.updated_at).toISOString()}`,
+      )}`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * The page as text. `next` is the command for the older runs when the page is full.
+ *
+ * @example
+ *   process.stdout.write(renderIdentityHistory(id, page, "controls-migrate show ID --before R"));
+ */
+export function renderIdentityHistory(
+  identityId: string,
+  runs: readonly RunView[],
+  next: string | null,
+): string {
+  if (runs.length === 0) {
+    return escapeInvisible(`No run stored anything about identity ${identityId}.\n`, {
+      keepNewlines: true,
+    });
+  }
+  const blocks = [
+    `identity ${identityId}, newest run first`,
+    ...runs.map((r) => runLines(r).join("\n")),
+  ];
+  if (next) blocks.push(`Older runs: ${next}`);
+  return escapeInvisible(`${blocks.join("\n\n")}\n`, { keepNewlines: true });
+}
+
+/**
+ * The page as one JSON object: `{identity_id, runs, next_before}` (`next_before`: the run id to
+ * pass as `--before` for the older runs, or null).
+ *
+ * @example
+ *   JSON.parse(renderIdentityHistoryJson(id, page, null)).runs[0].findings
+ */
+export function renderIdentityHistoryJson(
+  identityId: string,
+  runs: readonly RunView[],
+  nextBefore: string | null,
+): string {
+  const text = JSON.stringify({ identity_id: identityId, runs, next_before: nextBefore });
+  // JSON escapes C0 controls already; DEL, C1 and bidi controls can only sit inside its strings.
+  return `${escapeInvisible(text)}\n`;
+}
