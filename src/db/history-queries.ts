@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import { type Database, TOOL_TABLES } from "./schema.ts";
+import { type Database, type Finding, TOOL_TABLES } from "./schema.ts";
 
 /** What one run knows about one identity (`controls-migrate show`). */
 export interface IdentityInRun {
@@ -29,17 +29,18 @@ export interface IdentityInRun {
     reason_code: string | null;
     created_at: string | null;
   }[];
-  readonly findings: {
-    finding: string;
-    expected_type: string | null;
-    expected_set_by: string | null;
-    expected_is_overridable: boolean | null;
-    observed_control_id: string | null;
-    observed_set_by: string | null;
-    observed_is_overridable: boolean | null;
-    other_active_controls: string | null;
-    detail: string | null;
-  }[];
+  readonly findings: Pick<
+    Finding,
+    | "finding"
+    | "expected_type"
+    | "expected_set_by"
+    | "expected_is_overridable"
+    | "observed_control_id"
+    | "observed_set_by"
+    | "observed_is_overridable"
+    | "other_active_controls"
+    | "detail"
+  >[];
   /** The journal's actions on it, newest first. */
   readonly actions: {
     action: string;

@@ -83,14 +83,7 @@ export class PlatformError extends Error {
   /** A copy with other attempt bookkeeping; errors are immutable once thrown. */
   with(patch: Partial<PlatformErrorInit>): PlatformError {
     return new PlatformError({
-      kind: this.kind,
-      classification: this.classification,
-      endpoint: this.endpoint,
-      status: this.status,
-      title: this.title,
-      detail: this.detail,
-      retryAfterS: this.retryAfterS,
-      attempts: this.attempts,
+      ...this.#fields(),
       afterAmbiguousAttempt: this.afterAmbiguousAttempt,
       cause: this.cause as Error | undefined,
       ...patch,
@@ -98,9 +91,12 @@ export class PlatformError extends Error {
   }
 
   toJSON(): Record<string, unknown> {
+    return { name: this.name, message: this.message, ...this.#fields() };
+  }
+
+  /** The fields an error is rebuilt from and serialised with. */
+  #fields() {
     return {
-      name: this.name,
-      message: this.message,
       kind: this.kind,
       classification: this.classification,
       endpoint: this.endpoint,

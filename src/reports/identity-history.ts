@@ -3,50 +3,11 @@
  * scripts (JSON). Values come from the user's database and the platform, so control and
  * bidi-control characters are shown as visible escapes in both.
  */
+import type { IdentityInRun } from "../db/history-queries.ts";
 import { escapeInvisible } from "../visible-text.ts";
 
-/** One run's view of the identity (the shape `history-queries.ts` reads). */
-export interface RunView {
-  readonly run_id: string;
-  readonly mode: string;
-  readonly status: string;
-  readonly exit_code: number | null;
-  readonly started_at: Date;
-  readonly source: readonly {
-    seq: number;
-    user_disabled: boolean | null;
-    admin_disabled: boolean | null;
-    anomaly: string | null;
-    anomaly_detail: string | null;
-  }[];
-  readonly platform: { status: string; error: string | null } | null;
-  readonly controls: readonly {
-    control_id: string;
-    type: string;
-    set_by: string;
-    is_overridable: boolean;
-  }[];
-  readonly findings: readonly {
-    finding: string;
-    expected_type: string | null;
-    expected_set_by: string | null;
-    observed_control_id: string | null;
-    observed_set_by: string | null;
-    detail: string | null;
-  }[];
-  readonly actions: readonly {
-    action: string;
-    control_type: string;
-    control_key: string;
-    status: string;
-    outcome: string | null;
-    attempts: number;
-    http_status: number | null;
-    error: string | null;
-    result_control_id: string | null;
-    updated_at: string;
-  }[];
-}
+/** One run's view of the identity, as `history-queries.ts` reads it. */
+type RunView = IdentityInRun;
 
 const flag = (v: boolean | null) => (v === null ? "NULL" : String(v));
 const overridable = (v: boolean) => (v ? "overridable" : "not overridable");
