@@ -30,7 +30,7 @@ const GONE = "00000000-0000-4000-8000-00000000dead";
 const RUN = "20260101-000000-beef";
 
 for (const backend of backends) {
-  for (const strategy of ["listing", "per-identity"] as const) {
+  for (const strategy of ["bulk", "per-identity"] as const) {
     describe(`reverifyPending by ${strategy} on ${backend.name}`, () => {
       let sb: Sandbox;
       let h: TestDatabase;
@@ -70,7 +70,7 @@ for (const backend of backends) {
         sb.addControl(F, { type: "SELL_ONLY", set_by: "SERVICE", is_overridable: false });
         await sql`delete from controls_migration.runs`.execute(h.db);
         // The platform's size stand-in decides the strategy: 30 identities list in one page.
-        const rowsRead = strategy === "listing" ? 30 : 1_000_000;
+        const rowsRead = strategy === "bulk" ? 30 : 1_000_000;
         await sql`insert into controls_migration.runs (id, mode, status, tool_version, host, pid, counts)
           values (${RUN}, 'apply', 'running', 'test', 'here', 1, ${JSON.stringify({ source_rows_read: rowsRead })})`.execute(
           h.db,
@@ -113,7 +113,7 @@ for (const backend of backends) {
         // A second pass finds nothing left to re-read.
         assert.equal((await reverifyPending(ctx)).reread, 0);
         const reads = sb.stats().requests;
-        if (strategy === "listing")
+        if (strategy === "bulk")
           assert.equal(Object.values(reads["GET /v2/identity/controls"] ?? {}).length, 0);
         else assert.equal(Object.values(reads["GET /v2/identity/identities"] ?? {}).length, 0);
       });
