@@ -88,13 +88,17 @@ export function planPhases(run: ToolRun): Record<string, number | null> {
 
 const isRead = (route: string) => route.startsWith("GET ");
 
-/** One plan of `identities` source rows on a freshly seeded database, with `--state state`. */
+/**
+ * One plan of `identities` source rows on a freshly seeded database, with `--state state` and any
+ * `extraArgs` (`--rate 1000 --allow-rate-above-limit`).
+ */
 export async function planOnce(
   kit: BenchKit,
   sandbox: BenchSandbox,
   backend: BackendName,
   identities: number,
   state: "bulk" | "filtered" = "bulk",
+  extraArgs: readonly string[] = [],
 ): Promise<PlanRunFigures> {
   const target = await openTarget(kit.cleanup, kit.postgres, backend);
   const out = mkdtempSync(join(tmpdir(), "cm-bench-report-"));
@@ -104,10 +108,12 @@ export async function planOnce(
   try {
     const seed = await seedTarget(kit, target, identities, SEED);
     const before = await sandbox.stats();
-    kit.log(`plan --state ${state} of ${identities} identities on ${backend}...`);
+    kit.log(
+      `plan --state ${state} ${extraArgs.join(" ")} of ${identities} identities on ${backend}...`,
+    );
     const run = await runTool(
       kit,
-      ["plan", "--state", state, "--json", "--out", out, ...target.args],
+      ["plan", "--state", state, "--json", "--out", out, ...extraArgs, ...target.args],
       sandbox.env,
       20 * 60_000,
     );
