@@ -55,11 +55,18 @@ async function plans(kit: BenchKit, identities: number) {
   if (!kit.postgres) throw new Error("scenario h needs PostgreSQL (BENCH_DATABASE_URL)");
   const sandbox = await planSandbox(kit, identities);
   try {
-    const at40 = await planOnce(kit, sandbox, "postgres", identities, "bulk", ["--rate", "40"]);
+    // Debug logs carry the end of the source pass and of the findings, for the phase breakdown.
+    const debug = ["--log-level", "debug"];
+    const at40 = await planOnce(kit, sandbox, "postgres", identities, "bulk", [
+      "--rate",
+      "40",
+      ...debug,
+    ]);
     const at1000 = await planOnce(kit, sandbox, "postgres", identities, "bulk", [
       "--rate",
       "1000",
       "--allow-rate-above-limit",
+      ...debug,
     ]);
     return {
       plan_rate_40: {

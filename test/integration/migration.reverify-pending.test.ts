@@ -18,7 +18,8 @@ const ROWS = [...syntheticIdentities(30, 17)].map((r) => ({
   user_disabled: false,
   admin_disabled: false,
 }));
-const [A, B, C, D, E, F] = ROWS.map((r) => r.id) as [
+const [A, B, C, D, E, F, G] = ROWS.map((r) => r.id) as [
+  string,
   string,
   string,
   string,
@@ -86,13 +87,23 @@ for (const backend of backends) {
         await add(GONE, "create", "SELL_ONLY:client", true);
         await add(E, "create", "SELL_ONLY:client", false);
         await add(F, "create", "SELL_ONLY:client", true);
+        // G: user_disabled, planned as missing_client_control; a SELL_ONLY of an unknown owner
+        // appeared since: the diff rules no longer call for the create (a person decides).
+        sb.addControl(G, { type: "SELL_ONLY", set_by: "WEIRD", is_overridable: true });
+        const finding = await sql<{ id: number }>`
+          insert into controls_migration.findings (run_id, identity_id, finding, user_disabled, admin_disabled)
+          values (${RUN}, ${G}, 'missing_client_control', true, false) returning id`.execute(h.db);
+        await sql`insert into controls_migration.actions (run_id, identity_id, finding_id, action, control_type, control_key, status, updated_at)
+          values (${RUN}, ${G}, ${finding.rows[0]?.id}, 'create', 'SELL_ONLY', 'SELL_ONLY:client', 'pending', now() - interval '1 hour')`.execute(
+          h.db,
+        );
       });
 
-      it("adopts a create whose control appeared, marks a vanished delete done, fails an unknown identity, and leaves the rest pending and fresh", async () => {
+      it("adopts a create whose control appeared, skips one the fresh state no longer calls for, marks a vanished delete done, fails an unknown identity, and leaves the rest pending and fresh", async () => {
         const ctx = { db: h.db, client, runId: RUN, logger: silentLogger };
         const r = await reverifyPending(ctx);
         assert.equal(r.strategy, strategy);
-        assert.equal(r.reread, 6);
+        assert.equal(r.reread, 7);
         const rows = await sql<{
           identity_id: string;
           status: string;
@@ -110,6 +121,7 @@ for (const backend of backends) {
         // A SERVICE control is not the client control the create would make.
         assert.deepEqual([by[F]?.status, by[F]?.outcome], ["pending", null]);
         assert.deepEqual([by[E]?.status, by[E]?.outcome], ["pending", null]);
+        assert.deepEqual([by[G]?.status, by[G]?.outcome], ["skipped", "no_longer_missing"]);
         // A second pass finds nothing left to re-read.
         assert.equal((await reverifyPending(ctx)).reread, 0);
         const reads = sb.stats().requests;
