@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
 import { type Database, type NewFinding, TOOL_TABLES } from "./schema.ts";
 
 export interface IdentityStateRow {
@@ -17,32 +17,19 @@ export interface IdentityStateRow {
   }[];
 }
 
+/** A valid source row the findings stage looks at: a flag true, or looked up by id (seq < 0). */
+const CANDIDATE = sql`s.valid and s.identity_id is not null and (s.user_disabled or s.admin_disabled or s.seq < 0)`;
+
+/** Findings that come from the join (not the reader's own: those are inserted apart, first). */
+const CLASSIFIED = sql`f.finding not in ('invalid_source_row', 'source_warning')`;
+
 /**
- * One page of the join source ⟗ snapshot, keyed by identity id: every valid source candidate and
- * every observed identity holding a SELL_ONLY, with its flags and its active controls as JSON.
- *
- * @example
- *   const rows = await identityStatesPage(db, runId, null, 1000);
+ * The join source ⟗ snapshot for the identity ids of the CTE `ids`: each with its flags (the
+ * lowest-seq valid source row) and its active controls as JSON, in identity order.
  */
-export async function identityStatesPage(
-  db: Kysely<Database>,
-  runId: string,
-  after: string | null,
-  limit: number,
-): Promise<IdentityStateRow[]> {
-  const r = await sql<IdentityStateRow>`
-    with ids as (
-      select identity_id from (
-        select s.identity_id from ${sql.table(TOOL_TABLES.sourceRows)} s
-        where s.run_id = ${runId} and s.valid and s.identity_id is not null
-          and (s.user_disabled or s.admin_disabled or s.seq < 0)
-          ${after === null ? sql`` : sql`and s.identity_id > ${after}`}
-        union
-        select c.identity_id from ${sql.table(TOOL_TABLES.snapshotControls)} c
-        where c.run_id = ${runId} and c.type = 'SELL_ONLY'
-          ${after === null ? sql`` : sql`and c.identity_id > ${after}`}
-      ) u order by identity_id limit ${limit}
-    )
+function statesOf(runId: string, ids: RawBuilder<unknown>) {
+  return sql<IdentityStateRow>`
+    with ids as (${ids})
     select ids.identity_id,
       s.user_disabled, s.admin_disabled, (s.identity_id is not null) as has_source,
       si.status, si.error,
@@ -62,11 +49,125 @@ export async function identityStatesPage(
     left join ${sql.table(TOOL_TABLES.snapshotIdentities)} si
       on si.run_id = ${runId} and si.identity_id = ids.identity_id
     order by ids.identity_id
-  `.execute(db);
-  return r.rows.map((row) => ({
+  `;
+}
+
+const parsed = (rows: IdentityStateRow[]): IdentityStateRow[] =>
+  rows.map((row) => ({
     ...row,
     controls: typeof row.controls === "string" ? JSON.parse(row.controls) : row.controls,
   }));
+
+const after = (column: RawBuilder<unknown>, key: string | null) =>
+  key === null ? sql`` : sql`and ${column} > ${key}`;
+
+/**
+ * One page of the join source ⟗ snapshot, keyed by identity id: every valid source candidate and
+ * every observed identity holding a SELL_ONLY, with its flags and its active controls as JSON.
+ * Each side of the union is limited before it is merged, so a page costs its own size, not the
+ * rest of the run.
+ *
+ * @example
+ *   const rows = await identityStatesPage(db, runId, null, 1000);
+ */
+export async function identityStatesPage(
+  db: Kysely<Database>,
+  runId: string,
+  afterId: string | null,
+  limit: number,
+): Promise<IdentityStateRow[]> {
+  const ids = sql`
+    select identity_id from (
+      (select s.identity_id from ${sql.table(TOOL_TABLES.sourceRows)} s
+       where s.run_id = ${runId} and ${CANDIDATE} ${after(sql.ref("s.identity_id"), afterId)}
+       order by s.identity_id limit ${limit})
+      union
+      (select c.identity_id from ${sql.table(TOOL_TABLES.snapshotControls)} c
+       where c.run_id = ${runId} and c.type = 'SELL_ONLY' ${after(sql.ref("c.identity_id"), afterId)}
+       order by c.identity_id limit ${limit})
+    ) u order by identity_id limit ${limit}`;
+  const r = await statesOf(runId, ids).execute(db);
+  return parsed(r.rows);
+}
+
+/**
+ * The join for some identities, as they are stored (a listed page, a range caught up): those of
+ * them the findings stage looks at (a valid candidate, or holding a SELL_ONLY) and has not
+ * classified yet in this run. Classifying is done by one worker at a time, so "not classified
+ * yet" is exact.
+ *
+ * @example
+ *   const rows = await unclassifiedStatesOf(db, runId, page.map((i) => i.id));
+ */
+export async function unclassifiedStatesOf(
+  db: Kysely<Database>,
+  runId: string,
+  identityIds: readonly string[],
+): Promise<IdentityStateRow[]> {
+  if (identityIds.length === 0) return [];
+  const ids = sql`
+    select distinct x.identity_id from unnest(${[...identityIds]}::text[]) as x(identity_id)
+    where (exists (select 1 from ${sql.table(TOOL_TABLES.sourceRows)} s
+                   where s.run_id = ${runId} and s.identity_id = x.identity_id and ${CANDIDATE})
+        or exists (select 1 from ${sql.table(TOOL_TABLES.snapshotControls)} c
+                   where c.run_id = ${runId} and c.identity_id = x.identity_id and c.type = 'SELL_ONLY'))
+      and not exists (select 1 from ${sql.table(TOOL_TABLES.findings)} f
+                      where f.run_id = ${runId} and f.identity_id = x.identity_id and ${CLASSIFIED})`;
+  const r = await statesOf(runId, ids).execute(db);
+  return parsed(r.rows);
+}
+
+/**
+ * Listed identities the findings stage looks at (a listed valid candidate, or holding a SELL_ONLY),
+ * in identity order after `afterId` (keyset): what a listing stored before the source pass was
+ * complete, caught up once it is.
+ *
+ * @example
+ *   const ids = await listedInterestingPage(db, runId, null, 1000);
+ */
+export async function listedInterestingPage(
+  db: Kysely<Database>,
+  runId: string,
+  afterId: string | null,
+  limit: number,
+): Promise<string[]> {
+  const r = await sql<{ identity_id: string }>`
+    select identity_id from (
+      (select s.identity_id from ${sql.table(TOOL_TABLES.sourceRows)} s
+       where s.run_id = ${runId} and ${CANDIDATE} ${after(sql.ref("s.identity_id"), afterId)}
+         and exists (select 1 from ${sql.table(TOOL_TABLES.snapshotIdentities)} si
+                     where si.run_id = s.run_id and si.identity_id = s.identity_id)
+       order by s.identity_id limit ${limit})
+      union
+      (select c.identity_id from ${sql.table(TOOL_TABLES.snapshotControls)} c
+       where c.run_id = ${runId} and c.type = 'SELL_ONLY' ${after(sql.ref("c.identity_id"), afterId)}
+       order by c.identity_id limit ${limit})
+    ) u order by identity_id limit ${limit}
+  `.execute(db);
+  return r.rows.map((x) => x.identity_id);
+}
+
+/**
+ * Valid candidates no listing page held (no snapshot row), in identity order after `afterId`
+ * (keyset): once the listing is complete, what is left to classify.
+ *
+ * @example
+ *   const ids = await unlistedCandidatesPage(db, runId, null, 1000);
+ */
+export async function unlistedCandidatesPage(
+  db: Kysely<Database>,
+  runId: string,
+  afterId: string | null,
+  limit: number,
+): Promise<string[]> {
+  const r = await sql<{ identity_id: string }>`
+    select distinct s.identity_id from ${sql.table(TOOL_TABLES.sourceRows)} s
+    where s.run_id = ${runId} and ${CANDIDATE} ${after(sql.ref("s.identity_id"), afterId)}
+      and not exists (select 1 from ${sql.table(TOOL_TABLES.snapshotIdentities)} si
+                      where si.run_id = s.run_id and si.identity_id = s.identity_id)
+    order by s.identity_id limit ${limit}
+  `.execute(db);
+  return r.rows.map((x) => x.identity_id);
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The actions journal: one row per intended platform write, from `pending` through `in_flight`
  * (committed before the request) to its outcome. Every `updated_at` is the database server's
- * clock, never a client's: runs on several hosts compare them (see {@link stalePendingPage}).
+ * clock, never a client's: runs on several hosts compare them (see `stalePendingWithFlags` in reverify-queries.ts).
  */
 import { type Kysely, sql } from "kysely";
 import {
@@ -280,32 +280,4 @@ export async function countStalePending(
     .where("updated_at", "<", since)
     .executeTakeFirstOrThrow();
   return { actions: Number(r.actions), identities: Number(r.identities) };
-}
-
-/**
- * Pending actions of a run last read before `since`, in id order after `afterId` (keyset);
- * restricted to some identities when `identityIds` is given.
- *
- * @example
- *   const page = await stalePendingPage(db, runId, since, 0, 500);
- *   const ofPage = await stalePendingPage(db, runId, since, 0, 5000, ids);
- */
-export async function stalePendingPage(
-  db: Kysely<Database>,
-  runId: string,
-  since: Date,
-  afterId: number,
-  limit: number,
-  identityIds?: readonly string[],
-): Promise<Action[]> {
-  if (identityIds && identityIds.length === 0) return [];
-  let q = db
-    .selectFrom(T)
-    .selectAll()
-    .where("run_id", "=", runId)
-    .where("status", "=", "pending")
-    .where("updated_at", "<", since)
-    .where("id", ">", afterId);
-  if (identityIds) q = q.where("identity_id", "in", [...identityIds]);
-  return q.orderBy("id").limit(limit).execute();
 }

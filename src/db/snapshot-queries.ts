@@ -126,47 +126,27 @@ export async function countCandidates(db: Kysely<Database>, runId: string): Prom
 }
 
 /**
- * After a complete bulk listing: every valid candidate the listing did not contain is recorded as
- * not found, which is what the platform would answer for it.
+ * Of some listed identities, those holding a SELL_ONLY that this run's source rows do not cover
+ * and that are not classified yet: their source rows are looked up by id before they are.
  *
  * @example
- *   const missing = await markUnlistedCandidatesNotFound(db, runId);
+ *   const ids = await sellOnlyHoldersOutsideSource(db, runId, page.map((i) => i.id));
  */
-export async function markUnlistedCandidatesNotFound(
+export async function sellOnlyHoldersOutsideSource(
   db: Kysely<Database>,
   runId: string,
-): Promise<number> {
-  const r = await sql`
-    insert into ${sql.table(TOOL_TABLES.snapshotIdentities)} (run_id, identity_id, status, error)
-    select distinct s.run_id, s.identity_id, 'not_found', 'absent from a complete listing of the platform''s identities'
-    from ${sql.table(TOOL_TABLES.sourceRows)} s
-    where s.run_id = ${runId} and s.valid and s.identity_id is not null
-      and (s.user_disabled or s.admin_disabled or s.seq < 0)
-      and not exists (select 1 from ${sql.table(TOOL_TABLES.snapshotIdentities)} i
-                      where i.run_id = s.run_id and i.identity_id = s.identity_id)
-  `.execute(db);
-  return Number(r.numAffectedRows ?? 0);
-}
-
-/**
- * Platform identities holding a SELL_ONLY that this run's source rows do not cover (keyset).
- *
- * @example
- *   const ids = await sellOnlyIdentitiesOutsideSource(db, runId, null, 1000);
- */
-export async function sellOnlyIdentitiesOutsideSource(
-  db: Kysely<Database>,
-  runId: string,
-  after: string | null,
-  limit: number,
+  identityIds: readonly string[],
 ): Promise<string[]> {
+  if (identityIds.length === 0) return [];
   const r = await sql<{ identity_id: string }>`
     select distinct c.identity_id from ${sql.table(TOOL_TABLES.snapshotControls)} c
     where c.run_id = ${runId} and c.type = 'SELL_ONLY'
-      ${after === null ? sql`` : sql`and c.identity_id > ${after}`}
+      and c.identity_id = any(${[...identityIds]}::text[])
       and not exists (select 1 from ${sql.table(TOOL_TABLES.sourceRows)} s
                       where s.run_id = c.run_id and s.identity_id = c.identity_id)
-    order by c.identity_id limit ${limit}
+      and not exists (select 1 from ${sql.table(TOOL_TABLES.findings)} f
+                      where f.run_id = c.run_id and f.identity_id = c.identity_id)
+    order by c.identity_id
   `.execute(db);
   return r.rows.map((x) => x.identity_id);
 }

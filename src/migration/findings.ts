@@ -92,6 +92,8 @@ function findingRow(
 /**
  * Joins source ⟗ snapshot page by page, applies the diff rules to each identity, and writes the
  * findings (and, for writers, the journal's pending actions) in one pass of constant memory.
+ * Used once every identity has been read (per-identity reads, an adopted plan); a listing
+ * classifies as it goes instead (`findings-stream.ts`).
  */
 export async function computeFindings(
   db: Kysely<Database>,
@@ -107,50 +109,67 @@ export async function computeFindings(
     if (rows.length === 0) break;
     after = rows[rows.length - 1]?.identity_id ?? null;
     identities += rows.length;
-    const pairs: { row: IdentityStateRow; finding: Finding }[] = [];
-    for (const row of rows) {
-      const state = toIdentityState(row, options.unlistedHoldNoSellOnly);
-      for (const finding of classifyIdentity(state)) pairs.push({ row, finding });
-    }
-    if (pairs.length === 0) continue;
-    await db.transaction().execute(async (trx) => {
-      const ids = await insertFindings(
-        trx,
-        pairs.map((p) =>
-          findingRow(runId, p.row, p.finding, options.unlistedHoldNoSellOnly === true),
-        ),
-      );
-      const journal: NewAction[] = [];
-      pairs.forEach(({ row, finding }, i) => {
-        const findingId = ids[i] ?? null;
-        if (options.journalCreates && finding.create && finding.expected) {
-          journal.push({
-            run_id: runId,
-            identity_id: row.identity_id,
-            finding_id: findingId,
-            action: "create",
-            control_type: finding.expected.type,
-            control_key: `${finding.expected.type}:${finding.expected.setBy}`,
-            status: "pending",
-          });
-        }
-        if (options.journalDeletes && finding.prunable && finding.observed) {
-          journal.push({
-            run_id: runId,
-            identity_id: row.identity_id,
-            finding_id: findingId,
-            action: "delete",
-            control_type: finding.observed.type,
-            control_key: finding.observed.controlId,
-            status: "pending",
-          });
-        }
-      });
-      actions += await insertActions(trx, journal);
-    });
+    actions += await storeFindings(db, runId, rows, options);
   }
   await analyzeRunTables(db, "journal");
   return { identities, actions };
+}
+
+/**
+ * Applies the diff rules to some identities' rows of the join and writes their findings and, for
+ * writers, the journal's pending actions, in one transaction: a range is classified whole or not
+ * at all. Returns the actions journaled.
+ *
+ * @example
+ *   await storeFindings(db, runId, await unclassifiedStatesOf(db, runId, ids), options);
+ */
+export async function storeFindings(
+  db: Kysely<Database>,
+  runId: string,
+  rows: readonly IdentityStateRow[],
+  options: FindingsOptions,
+): Promise<number> {
+  const pairs: { row: IdentityStateRow; finding: Finding }[] = [];
+  for (const row of rows) {
+    const state = toIdentityState(row, options.unlistedHoldNoSellOnly);
+    for (const finding of classifyIdentity(state)) pairs.push({ row, finding });
+  }
+  if (pairs.length === 0) return 0;
+  return db.transaction().execute(async (trx) => {
+    const ids = await insertFindings(
+      trx,
+      pairs.map((p) =>
+        findingRow(runId, p.row, p.finding, options.unlistedHoldNoSellOnly === true),
+      ),
+    );
+    const journal: NewAction[] = [];
+    pairs.forEach(({ row, finding }, i) => {
+      const findingId = ids[i] ?? null;
+      if (options.journalCreates && finding.create && finding.expected) {
+        journal.push({
+          run_id: runId,
+          identity_id: row.identity_id,
+          finding_id: findingId,
+          action: "create",
+          control_type: finding.expected.type,
+          control_key: `${finding.expected.type}:${finding.expected.setBy}`,
+          status: "pending",
+        });
+      }
+      if (options.journalDeletes && finding.prunable && finding.observed) {
+        journal.push({
+          run_id: runId,
+          identity_id: row.identity_id,
+          finding_id: findingId,
+          action: "delete",
+          control_type: finding.observed.type,
+          control_key: finding.observed.controlId,
+          status: "pending",
+        });
+      }
+    });
+    return insertActions(trx, journal);
+  });
 }
 
 /**

@@ -4,7 +4,7 @@
  * Orchestration only: the run's life is in run-lifecycle.ts, the exit-code policy in exit-code.ts,
  * the summary in run-summary.ts.
  */
-import { countPendingByAction } from "../db/journal-queries.ts";
+import { countPendingByAction, serverTimeAgo } from "../db/journal-queries.ts";
 import { ensureSchema } from "../db/migrate.ts";
 import { copyPlanCreateCandidates } from "../db/plan-queries.ts";
 import { saveRequestSeries } from "../db/request-series-queries.ts";
@@ -23,6 +23,7 @@ import {
   snapshotContext,
 } from "./pipeline-context.ts";
 import { reportDir, writeRunReport } from "./report.ts";
+import { reverifyPending } from "./reverify.ts";
 import {
   type ClaimedRun,
   claimNewRun,
@@ -35,7 +36,6 @@ import {
   whileAlive,
 } from "./run-lifecycle.ts";
 import { buildRunSummary, readRunFigures, reconcileChanges, tallyOf } from "./run-summary.ts";
-import { perIdentitySnapshot } from "./snapshot.ts";
 import type { SourceCounts } from "./source-stage.ts";
 import { type PlatformStateSummary, readPlatformState } from "./state-stage.ts";
 
@@ -99,7 +99,7 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
   });
 }
 
-/** A new run: reads the source and the platform, then computes findings (and the journal). */
+/** A new run: reads the source and the platform, and computes findings (and the journal). */
 async function readNewRun(
   deps: PipelineDeps,
   options: PipelineOptions,
@@ -107,11 +107,6 @@ async function readNewRun(
 ): Promise<ReadRun> {
   const { source, strategy, platformState } = await readStages(deps, options, runId);
   await recordRead(deps, runId, source, strategy);
-  await computeFindings(deps.handle.db, runId, {
-    journalCreates: options.mode !== "plan",
-    journalDeletes: options.mode === "reconcile" && options.run.prune,
-    unlistedHoldNoSellOnly: strategy === "filtered",
-  });
   return { id: runId, source, strategy, platformState };
 }
 
@@ -124,8 +119,7 @@ async function readStages(
   const snap = snapshotContext(deps, options, runId);
   if (options.run.plan) {
     const source = await adoptPlan(deps, runId, options.run.plan);
-    await perIdentitySnapshot(snap);
-    return { source, strategy: "per-identity (re-verify the plan)" };
+    return { source, strategy: "the plan's (re-read after the confirmation)" };
   }
   const read = await readPlatformState(snap, {
     requested: options.run.state,
@@ -148,7 +142,10 @@ async function checkPlanRun(deps: PipelineDeps, planRunId: string): Promise<void
   }
 }
 
-/** apply --plan P: the new run takes P's candidates with a create to do, to be re-verified. */
+/**
+ * apply --plan P: the new run takes P's candidates with a create to do and what P knew of them, and
+ * journals P's creates; their state is re-read once the apply is confirmed (`executeConfirmed`).
+ */
 async function adoptPlan(
   deps: PipelineDeps,
   runId: string,
@@ -156,9 +153,15 @@ async function adoptPlan(
 ): Promise<SourceCounts> {
   const db = deps.handle.db;
   await copyPlanCreateCandidates(db, runId, planRunId);
+  const plan = await getRun(db, planRunId);
+  await computeFindings(db, runId, {
+    journalCreates: true,
+    journalDeletes: false,
+    unlistedHoldNoSellOnly: plan?.strategy === "filtered",
+  });
   const candidates = await countCandidates(db, runId);
   deps.logger.info(
-    `Loaded ${candidates} identities with a create to do from plan ${planRunId}; re-verifying each before writing`,
+    `Loaded ${candidates} identities with a create to do from plan ${planRunId}; their state is re-read once the apply is confirmed, before anything is sent`,
   );
   return { rowsRead: candidates, candidates, anomalies: 0 };
 }
@@ -180,7 +183,22 @@ async function executeConfirmed(
     if (deps.signal?.aborted) throw new Interrupted(`Interrupted at the confirmation: ${what}.`);
     throw new UserError(`Not confirmed: ${what}.`);
   }
-  await executeActions(executorContext(deps, options, runId), creates + deletes);
+  const ctx = executorContext(deps, options, runId);
+  if (options.run.plan) {
+    // The plan was read before this confirmation approved it: read it again, now, before sending.
+    const before = await serverTimeAgo(deps.handle.db, 0);
+    await reverifyPending(
+      { ...ctx, listing: snapshotContext(deps, options, runId).listing },
+      runId,
+      {
+        before,
+      },
+    );
+    const left = await countPendingByAction(deps.handle.db, runId);
+    await executeActions(ctx, left.creates + left.deletes);
+    return;
+  }
+  await executeActions(ctx, creates + deletes);
 }
 
 /** Tallies the run, decides its exit code and status, writes its report and closes it. */

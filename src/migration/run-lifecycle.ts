@@ -28,6 +28,9 @@ import {
 } from "./pipeline-context.ts";
 import type { SourceCounts } from "./source-stage.ts";
 
+/** The outcome of the pending actions of a writer whose read never finished (none was sent). */
+export const READ_NOT_FINISHED = "read_not_finished";
+
 /** How often a running run marks itself alive; `runs` calls a run stale after a minute without. */
 export const HEARTBEAT_MS = 10_000;
 
@@ -50,7 +53,14 @@ export async function settleUnfinishedWriters(
 ): Promise<void> {
   const db = deps.handle.db;
   const resumeId = options.run.resume;
-  const unfinished = (await unfinishedWriterRuns(db)).filter((r) => r.id !== resumeId);
+  const unfinished: Run[] = [];
+  for (const r of await unfinishedWriterRuns(db)) {
+    if (r.id === resumeId) continue;
+    if (r.source_rows_read !== null) unfinished.push(r);
+    // Its read never finished: findings (and pending actions) are journaled while the listing
+    // runs, but nothing is sent before the read is recorded, so nothing is left to resume.
+    else await skipPending(db, r.id, READ_NOT_FINISHED);
+  }
   await markStaleRunsInterrupted(db, resumeId);
   if (unfinished.length > 0 && options.mode === "apply") {
     const r = unfinished[unfinished.length - 1]!;
@@ -88,7 +98,8 @@ async function resumableRun(deps: PipelineDeps, options: PipelineOptions, id: st
   if (["completed", "declined", "discarded"].includes(run.status)) {
     throw new UserError(`--resume ${run.id}: the run is ${run.status}; nothing to resume.`);
   }
-  if (run.source_rows_read === null && (await countNotFinal(db, run.id)) === 0) {
+  // Nothing is sent before the read is recorded; the pending actions journaled meanwhile are moot.
+  if (run.source_rows_read === null) {
     throw new UserError(
       `--resume ${run.id}: the run stopped before its read was done, so it wrote nothing; start a new one: controls-migrate ${options.mode}`,
     );

@@ -8,8 +8,6 @@ import {
   clearSnapshotOf,
   countSellOnlyIdentities,
   insertSnapshot,
-  markUnlistedCandidatesNotFound,
-  sellOnlyIdentitiesOutsideSource,
 } from "../db/snapshot-queries.ts";
 import type { Logger } from "../log.ts";
 import {
@@ -90,15 +88,17 @@ const controlRow = (runId: string, identityId: string, c: IdentityControl): NewS
 });
 
 /**
- * A listing, part 1: bulk reads every platform identity, filtered only those holding an active
+ * A listing: bulk reads every platform identity, filtered only those holding an active
  * SELL_ONLY (`control_types=SELL_ONLY`), each 1000 a page with `status_details.active_controls`,
  * in created_at windows side by side when the page latency would otherwise set the pace.
- * Independent of the source pass, so the two run side by side.
+ * Independent of the source pass, so the two run side by side. `onStored` is told each page's
+ * identities once they are committed (the findings stream classifies them).
  */
 export async function listPlatform(
   ctx: SnapshotContext,
   kind: "bulk" | "filtered",
   hint: ListingHint,
+  onStored?: (identityIds: string[]) => Promise<void>,
 ): Promise<ListingFigures> {
   const { db, client, runId, progress } = ctx;
   const latencyKey = `GET ${PATHS.identities}`;
@@ -126,6 +126,7 @@ export async function listPlatform(
       }
       await insertSnapshot(db, ids, controls);
       progress.tick(page.length);
+      await onStored?.(ids.map((i) => i.identity_id));
     },
   });
   progress.stop();
@@ -146,33 +147,6 @@ export async function listPlatform(
     `platform: listed ${figures.identities} identities${kind === "filtered" ? " holding a SELL_ONLY" : ""} in ${figures.pages} pages (${figures.peak_parallel} cursor${figures.peak_parallel === 1 ? "" : "s"} at most, ${figures.windows} window${figures.windows === 1 ? "" : "s"})`,
   );
   return figures;
-}
-
-/**
- * A listing, part 2, once both the listing and the source pass are stored. Bulk: candidates the
- * complete listing lacks are not found. Filtered: they hold no active SELL_ONLY, and whether they
- * exist is learnt when a create answers 404. Both: platform identities holding a SELL_ONLY that
- * the source pass did not keep get their source rows looked up (unknown_to_source when none).
- */
-export async function settleListedSnapshot(
-  ctx: SnapshotContext,
-  kind: "bulk" | "filtered",
-): Promise<void> {
-  const { db, runId } = ctx;
-  await analyzeRunTables(db, "snapshot");
-  if (kind === "bulk") {
-    const missing = await markUnlistedCandidatesNotFound(db, runId);
-    if (missing > 0)
-      ctx.logger.warn(`${missing} candidate identities are absent from the platform's listing`);
-  }
-  // Platform identities with a SELL_ONLY that the source pass did not keep: fetch their flags.
-  let after: string | null = null;
-  for (;;) {
-    const ids = await sellOnlyIdentitiesOutsideSource(db, runId, after, PAGE);
-    if (ids.length === 0) break;
-    await addLookedUpRows(db, ctx.source, runId, ids);
-    after = ids[ids.length - 1] ?? null;
-  }
 }
 
 /** Per identity: list the controls of each candidate (and of identities the tool acted on before). */

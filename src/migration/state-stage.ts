@@ -6,6 +6,8 @@ import { previousListings } from "../db/snapshot-queries.ts";
 import { countSource } from "../db/source-reader.ts";
 import { UserError } from "../errors.ts";
 import type { PlatformClient } from "../platform/index.ts";
+import { computeFindings } from "./findings.ts";
+import { type FindingsStreamCounts, startFindingsStream } from "./findings-stream.ts";
 import { createProgress } from "./progress.ts";
 import {
   type ListingFigures,
@@ -13,7 +15,6 @@ import {
   listPlatform,
   perIdentitySnapshot,
   type SnapshotContext,
-  settleListedSnapshot,
 } from "./snapshot.ts";
 import { loadSource, type SourceCounts } from "./source-stage.ts";
 import {
@@ -36,8 +37,12 @@ export interface PlatformStateSummary {
 
 export interface StateStageOptions {
   readonly requested: StateStrategy;
-  /** The run may create controls (apply, reconcile): creates share the controls path. */
+  /**
+   * The run may create controls (apply, reconcile): creates share the controls path, and the
+   * missing client controls are journaled as pending creates.
+   */
   readonly writes: boolean;
+  /** --prune: prunable client controls are journaled as pending deletes. */
   readonly prune: boolean;
 }
 
@@ -52,7 +57,9 @@ export const EXISTENCE: Record<ChosenStrategy, string> = {
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
 /**
- * Reads the source and the platform's state into the run's tables and says how it did.
+ * Reads the source and the platform's state into the run's tables, computes the findings (and,
+ * for writers, journals the actions) and says how it did. A listing's findings are computed as
+ * its pages arrive (`findings-stream.ts`); per-identity reads are joined once they are done.
  * `--state per-identity` with `--prune` is refused before any request: per-identity never sees
  * what prune must delete.
  *
@@ -98,11 +105,13 @@ export async function readPlatformState(
   logger.info(`Reading platform state with the ${choice.strategy} strategy (${choice.reason})`);
 
   const strategy = choice.strategy;
+  const journal = { journalCreates: opts.writes, journalDeletes: opts.prune };
   let source: SourceCounts;
   let listing: ListingFigures | null = null;
   if (strategy === "per-identity") {
     source = await loadSource(db, ctx.source, ctx.runId, ctx.progress, ctx.signal);
     await perIdentitySnapshot(ctx);
+    await computeFindings(db, ctx.runId, journal);
   } else {
     const sameKind = previous.find(
       (p) => p.listing.filter === (strategy === "bulk" ? "none" : "SELL_ONLY"),
@@ -111,18 +120,48 @@ export async function readPlatformState(
       expectedItems: num(sameKind?.listing.identities),
       latencyMs: num(lastAny?.listing.latency_p50_ms),
     };
-    // The listing waits on the rate budget; the source pass on the database: overlap them.
-    const quiet = createProgress({ enabled: false, logger });
-    [source, listing] = await Promise.all([
-      loadSource(db, ctx.source, ctx.runId, quiet, ctx.signal),
-      listPlatform(ctx, strategy, hint),
-    ]);
-    await settleListedSnapshot(ctx, strategy);
+    [source, listing] = await listWithFindings(ctx, strategy, hint, journal);
   }
   return {
     source,
     state: { strategy, reason: choice.reason, existence: EXISTENCE[strategy], listing },
   };
+}
+
+/**
+ * The listing waits on the rate budget and the source pass on the database, so they overlap;
+ * findings are computed as both pass identities (see `findings-stream.ts`), leaving only the
+ * candidates no page listed for after the last page.
+ */
+async function listWithFindings(
+  ctx: SnapshotContext,
+  strategy: "bulk" | "filtered",
+  hint: ListingHint,
+  journal: { journalCreates: boolean; journalDeletes: boolean },
+): Promise<[SourceCounts, ListingFigures]> {
+  const { db, logger } = ctx;
+  const quiet = createProgress({ enabled: false, logger });
+  const stream = startFindingsStream(ctx, journal);
+  try {
+    const read = await Promise.all([
+      loadSource(db, ctx.source, ctx.runId, quiet, ctx.signal).then(async (counts) => {
+        await stream.sourceComplete();
+        logger.debug(`source: ${counts.rowsRead} rows read; findings follow the listing from here`);
+        return counts;
+      }),
+      listPlatform(ctx, strategy, hint, (ids) => stream.pageStored(ids)),
+    ]);
+    logFindings(ctx, await stream.finish(strategy));
+    return read;
+  } finally {
+    await stream.close();
+  }
+}
+
+function logFindings(ctx: SnapshotContext, c: FindingsStreamCounts): void {
+  ctx.logger.debug(
+    `findings: ${c.asListed} identities classified as listed, ${c.caughtUp} caught up once the source pass was complete, ${c.unlisted} unlisted candidates after the listing; ${c.actions} actions journaled`,
+  );
 }
 
 /**

@@ -22,6 +22,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { applyScenario } from "./scenario-apply.ts";
 import { Cleanup } from "./scenario-cleanup.ts";
+import { floorScenario } from "./scenario-floor.ts";
 import { type BenchKit, REPO_ROOT, round } from "./scenario-kit.ts";
 import { latencyScenario } from "./scenario-latency.ts";
 import { memoryScenario } from "./scenario-memory.ts";
@@ -36,9 +37,11 @@ const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] 
   --quick      small sizes and short timings (smoke test for CI)
   --only       scenarios to run: a plan, b apply, c memory scaling, d resume, e repeat plan,
                f filtered beside bulk, g listings at 0 and 150 ms latency, h show and
-               report.html on 20 runs of the largest size (PostgreSQL only) (default all)
+               report.html on 20 runs of the largest size (PostgreSQL only), i the rate floor:
+               plan at 40 and 1000 rps, apply --plan's controls-path requests (default all)
   --sizes      source sizes of scenarios a and f, smallest also for e, largest for h (default
-               100000,1000000; quick 2000,10000); of g too when given (g's default 200000,1000000)
+               100000,1000000; quick 2000,10000); of g too when given (g's default 200000,1000000);
+               the largest of i's plans when given (i's default 1000000, quick 20000)
   --backends   database backends (default postgres,pglite)
   --dist       run the tool as node dist/src/cli.js (after npm run build) instead of tsx
 Env: BENCH_DATABASE_URL or TEST_DATABASE_URL = PostgreSQL admin URL (else a throwaway server).`;
@@ -59,7 +62,7 @@ if (values.help) {
   process.exit(0);
 }
 
-const ORDER = ["a", "c", "b", "d", "e", "f", "g", "h"] as const;
+const ORDER = ["a", "c", "b", "d", "e", "f", "g", "h", "i"] as const;
 type ScenarioId = (typeof ORDER)[number];
 const NAMES: Record<ScenarioId, string> = {
   a: "a-plan",
@@ -70,6 +73,7 @@ const NAMES: Record<ScenarioId, string> = {
   f: "f-filtered-beside-bulk",
   g: "g-listing-latency",
   h: "h-show-history",
+  i: "i-rate-floor",
 };
 
 function list(raw: string, what: string): string[] {
@@ -209,8 +213,9 @@ for (const id of selected) {
     else if (id === "d") figures = await resumeScenario(kit);
     else if (id === "e") figures = await repeatScenario(kit);
     else if (id === "f") figures = await strategiesScenario(kit);
+    else if (id === "g") figures = await latencyScenario(kit);
     else if (id === "h") figures = await showScenario(kit);
-    else figures = await latencyScenario(kit);
+    else figures = await floorScenario(kit);
     emit({
       scenario: NAMES[id],
       status: "ok",

@@ -62,9 +62,9 @@ function logLines(stderr: string): LogLine[] {
 
 /**
  * Where the time went, from the tool's log: process start-up (tsx, connect, migrations), the
- * source pass, the platform listing, then everything after the listing (marking unlisted
- * candidates not found, looking up SELL_ONLY holders outside the source, findings, report), then
- * exit.
+ * choice of strategy, the platform listing (the source pass and the findings run beside it), then
+ * everything after the listing (the candidates no page listed, the report), then exit. With
+ * `--log-level debug` also when the source pass ended and the findings were complete.
  */
 export function planPhases(run: ToolRun): Record<string, number | null> {
   const lines = logLines(run.stderr);
@@ -77,24 +77,38 @@ export function planPhases(run: ToolRun): Record<string, number | null> {
   const exited = run.spawnedAt + run.wallS * 1000;
   const span = (a?: number, b?: number) =>
     a === undefined || b === undefined ? null : round((b - a) / 1000, 1);
+  // With --log-level debug: the end of the source pass (beside the listing) and of the findings.
+  const sourceDone = first(/^source: \d+ rows read/);
+  const findingsDone = first(/^findings: \d+ identities classified/);
   return {
     startup: span(run.spawnedAt, started),
     source: span(started, reading),
     platform_listing: span(reading, listed),
     after_listing: span(listed, finished),
     exit: span(finished, exited),
+    ...(sourceDone === undefined ? {} : { source_pass_beside_listing: span(reading, sourceDone) }),
+    ...(findingsDone === undefined
+      ? {}
+      : {
+          after_listing_findings: span(listed, findingsDone),
+          after_listing_report: span(findingsDone, finished),
+        }),
   };
 }
 
 const isRead = (route: string) => route.startsWith("GET ");
 
-/** One plan of `identities` source rows on a freshly seeded database, with `--state state`. */
+/**
+ * One plan of `identities` source rows on a freshly seeded database, with `--state state` and any
+ * `extraArgs` (`--rate 1000 --allow-rate-above-limit`).
+ */
 export async function planOnce(
   kit: BenchKit,
   sandbox: BenchSandbox,
   backend: BackendName,
   identities: number,
   state: "bulk" | "filtered" = "bulk",
+  extraArgs: readonly string[] = [],
 ): Promise<PlanRunFigures> {
   const target = await openTarget(kit.cleanup, kit.postgres, backend);
   const out = mkdtempSync(join(tmpdir(), "cm-bench-report-"));
@@ -104,10 +118,12 @@ export async function planOnce(
   try {
     const seed = await seedTarget(kit, target, identities, SEED);
     const before = await sandbox.stats();
-    kit.log(`plan --state ${state} of ${identities} identities on ${backend}...`);
+    kit.log(
+      `plan --state ${state} ${extraArgs.join(" ")} of ${identities} identities on ${backend}...`,
+    );
     const run = await runTool(
       kit,
-      ["plan", "--state", state, "--json", "--out", out, ...target.args],
+      ["plan", "--state", state, "--json", "--out", out, ...extraArgs, ...target.args],
       sandbox.env,
       20 * 60_000,
     );

@@ -121,7 +121,7 @@ for (const backend of backends) {
       assert.equal(resumed.code, 0, resumed.stderr);
       assert.match(
         resumed.stderr,
-        /Re-reading \d+ pending actions decided before this process started/,
+        /Re-reading \d+ pending actions of \d+ identities decided on an earlier read/,
       );
       assert.match(resumed.stderr, /Re-read \d+ pending actions: 3 creates adopted/);
       const summary = JSON.parse(resumed.stdout) as RunSummary;

@@ -18,7 +18,8 @@ const ROWS = [...syntheticIdentities(30, 17)].map((r) => ({
   user_disabled: false,
   admin_disabled: false,
 }));
-const [A, B, C, D, E, F] = ROWS.map((r) => r.id) as [
+const [A, B, C, D, E, F, G] = ROWS.map((r) => r.id) as [
+  string,
   string,
   string,
   string,
@@ -30,7 +31,7 @@ const GONE = "00000000-0000-4000-8000-00000000dead";
 const RUN = "20260101-000000-beef";
 
 for (const backend of backends) {
-  for (const strategy of ["listing", "per-identity"] as const) {
+  for (const strategy of ["bulk", "per-identity"] as const) {
     describe(`reverifyPending by ${strategy} on ${backend.name}`, () => {
       let sb: Sandbox;
       let h: TestDatabase;
@@ -70,7 +71,7 @@ for (const backend of backends) {
         sb.addControl(F, { type: "SELL_ONLY", set_by: "SERVICE", is_overridable: false });
         await sql`delete from controls_migration.runs`.execute(h.db);
         // The platform's size stand-in decides the strategy: 30 identities list in one page.
-        const rowsRead = strategy === "listing" ? 30 : 1_000_000;
+        const rowsRead = strategy === "bulk" ? 30 : 1_000_000;
         await sql`insert into controls_migration.runs (id, mode, status, tool_version, host, pid, counts)
           values (${RUN}, 'apply', 'running', 'test', 'here', 1, ${JSON.stringify({ source_rows_read: rowsRead })})`.execute(
           h.db,
@@ -86,13 +87,23 @@ for (const backend of backends) {
         await add(GONE, "create", "SELL_ONLY:client", true);
         await add(E, "create", "SELL_ONLY:client", false);
         await add(F, "create", "SELL_ONLY:client", true);
+        // G: user_disabled, planned as missing_client_control; a SELL_ONLY of an unknown owner
+        // appeared since: the diff rules no longer call for the create (a person decides).
+        sb.addControl(G, { type: "SELL_ONLY", set_by: "WEIRD", is_overridable: true });
+        const finding = await sql<{ id: number }>`
+          insert into controls_migration.findings (run_id, identity_id, finding, user_disabled, admin_disabled)
+          values (${RUN}, ${G}, 'missing_client_control', true, false) returning id`.execute(h.db);
+        await sql`insert into controls_migration.actions (run_id, identity_id, finding_id, action, control_type, control_key, status, updated_at)
+          values (${RUN}, ${G}, ${finding.rows[0]?.id}, 'create', 'SELL_ONLY', 'SELL_ONLY:client', 'pending', now() - interval '1 hour')`.execute(
+          h.db,
+        );
       });
 
-      it("adopts a create whose control appeared, marks a vanished delete done, fails an unknown identity, and leaves the rest pending and fresh", async () => {
+      it("adopts a create whose control appeared, skips one the fresh state no longer calls for, marks a vanished delete done, fails an unknown identity, and leaves the rest pending and fresh", async () => {
         const ctx = { db: h.db, client, runId: RUN, logger: silentLogger };
         const r = await reverifyPending(ctx);
         assert.equal(r.strategy, strategy);
-        assert.equal(r.reread, 6);
+        assert.equal(r.reread, 7);
         const rows = await sql<{
           identity_id: string;
           status: string;
@@ -110,10 +121,11 @@ for (const backend of backends) {
         // A SERVICE control is not the client control the create would make.
         assert.deepEqual([by[F]?.status, by[F]?.outcome], ["pending", null]);
         assert.deepEqual([by[E]?.status, by[E]?.outcome], ["pending", null]);
+        assert.deepEqual([by[G]?.status, by[G]?.outcome], ["skipped", "no_longer_missing"]);
         // A second pass finds nothing left to re-read.
         assert.equal((await reverifyPending(ctx)).reread, 0);
         const reads = sb.stats().requests;
-        if (strategy === "listing")
+        if (strategy === "bulk")
           assert.equal(Object.values(reads["GET /v2/identity/controls"] ?? {}).length, 0);
         else assert.equal(Object.values(reads["GET /v2/identity/identities"] ?? {}).length, 0);
       });

@@ -42,6 +42,28 @@ describe("chooseStrategy", () => {
     assert.match(c.reason, /^auto: per-identity 12 GETs/);
   });
 
+  it("re-reads the 10,000 creates of an approved plan with a SELL_ONLY listing of 60 requests, not 10,000 reads on the creates' path", () => {
+    const c = chooseStrategy("auto", { ...MILLION, candidates: 10_000, writes: 10_000 });
+    assert.equal(c.strategy, "filtered");
+    assert.equal(c.costs.filtered, 60);
+  });
+
+  it("re-reads a few pending identities one by one rather than list a million", () => {
+    const c = chooseStrategy("auto", { ...MILLION, candidates: 3, writes: 3 });
+    assert.equal(c.strategy, "per-identity");
+  });
+
+  it("on a tie between a listing and per-identity reads, leaves the creates' budget alone", () => {
+    const c = chooseStrategy("auto", {
+      ...MILLION,
+      platformIdentities: 5_000,
+      sellOnlyIdentities: null,
+      candidates: 5,
+      writes: 5,
+    });
+    assert.equal(c.strategy, "bulk");
+  });
+
   it("never chooses per-identity for --prune, however few the candidates: it cannot see a stale control on an identity without a flag", () => {
     const c = chooseStrategy("auto", { ...MILLION, candidates: 0, prune: true });
     assert.equal(c.strategy, "filtered");

@@ -1,0 +1,114 @@
+/**
+ * Findings, and a writer's pending actions, are journaled while the listing runs (issue 13 §1).
+ * An apply killed before its read was done has sent nothing: it is not resumable, and the next
+ * apply drops its pending actions and starts afresh instead of refusing to start.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { sql } from "kysely";
+import { loadSourceConfig } from "../../src/config.ts";
+import { seedSource } from "../../src/db/seed.ts";
+import { startSandbox } from "../../src/sandbox/index.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { syntheticIdentities } from "../../src/synthetic.ts";
+import { collect, runCli, spawnCli } from "../helpers/cli.ts";
+import { backends, type TestTarget } from "../helpers/db.ts";
+
+const N = 6000;
+const SEED = 41;
+const LISTING = "GET /v2/identity/identities";
+
+async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const listed = (sandbox: Sandbox) =>
+  Object.values(sandbox.stats().requests[LISTING] ?? {}).reduce((a, b) => a + b, 0);
+
+for (const backend of backends) {
+  describe(`an apply killed during its listing on ${backend.name}`, { timeout: 180_000 }, () => {
+    let sandbox: Sandbox;
+    let target: TestTarget;
+    let env: Record<string, string>;
+
+    before(async () => {
+      sandbox = await startSandbox({ port: 0, tokenRateLimitRps: 0, rateLimitRps: 0 });
+      sandbox.seedIdentities(syntheticIdentities(N, SEED), {
+        migratedFraction: 0,
+        driftFraction: 0,
+        seed: SEED,
+      });
+      target = await backend.target();
+      const h = await target.open({ migrate: true });
+      await seedSource(h.db, loadSourceConfig({}, {}), { identities: N, seed: SEED });
+      await h.close();
+      env = {
+        API_BASE_URL: sandbox.apiUrl,
+        OAUTH_TOKEN_URL: sandbox.tokenUrl,
+        OAUTH_CLIENT_ID: sandbox.credentials.clientId,
+        OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret,
+      };
+    });
+    after(async () => {
+      await sandbox.close();
+      await target.drop();
+    });
+
+    it("is not resumable, and the next apply skips its pending actions and creates every missing control once", async () => {
+      // One listing page a second: the listing takes several seconds, the source pass far less.
+      const slow = ["--state", "bulk", "--rate", "1", "--yes", "--no-progress", ...target.args];
+      const child = spawnCli(["apply", ...slow], env);
+      const done = collect(child);
+      await waitFor(() => listed(sandbox) >= 3, 60_000);
+      await new Promise((r) => setTimeout(r, 300));
+      child.kill("SIGKILL");
+      const killed = await done;
+      const runId = /Run (\S+) \(apply\) started/.exec(killed.stderr)?.[1];
+      assert.ok(runId, killed.stderr);
+      assert.equal(sandbox.stats().writes.creates, 0);
+
+      const h = await target.open();
+      try {
+        const run = await sql<{ source_rows_read: string | null; pending: string }>`
+          select r.source_rows_read,
+            (select count(*) from controls_migration.actions a
+             where a.run_id = r.id and a.status = 'pending') as pending
+          from controls_migration.runs r where r.id = ${runId}`.execute(h.db);
+        assert.equal(run.rows[0]?.source_rows_read, null, "killed before its read was recorded");
+        assert.ok(Number(run.rows[0]?.pending) > 0, "pending actions were journaled already");
+      } finally {
+        await h.close();
+      }
+
+      const resumed = await runCli(["apply", "--resume", runId, "--yes", ...target.args], env);
+      assert.equal(resumed.code, 1, resumed.stderr);
+      assert.match(resumed.stderr, /stopped before its read was done/);
+      assert.equal(sandbox.stats().writes.creates, 0);
+
+      const fresh = await runCli(
+        ["apply", "--yes", "--no-progress", "--allow-rate-above-limit", "--rate", "500"].concat(
+          target.args,
+        ),
+        env,
+      );
+      assert.equal(fresh.code, 0, fresh.stderr);
+      assert.equal(sandbox.stats().integrity.identitiesWithDuplicateClientSellOnly, 0);
+      const h2 = await target.open();
+      try {
+        const left = await sql<{ status: string; outcome: string | null; n: string }>`
+          select status, outcome, count(*) as n from controls_migration.actions
+          where run_id = ${runId} group by status, outcome`.execute(h2.db);
+        assert.deepEqual(
+          left.rows.map((r) => [r.status, r.outcome]),
+          [["skipped", "read_not_finished"]],
+        );
+      } finally {
+        await h2.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,159 @@
+/**
+ * Findings while the listing runs (issue 13 §1): classifying each listed page as it is stored gives
+ * exactly the findings (and journal) of classifying once the listing is complete, on the crafted
+ * dataset, for both listings and both backends.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { sql } from "kysely";
+import { loadPlatformConfig, loadSourceConfig } from "../../src/config.ts";
+import { silentLogger } from "../../src/log.ts";
+import {
+  type FindingsStreamCounts,
+  startFindingsStream,
+} from "../../src/migration/findings-stream.ts";
+import { createProgress } from "../../src/migration/progress.ts";
+import { listPlatform, type SnapshotContext } from "../../src/migration/snapshot.ts";
+import { loadSource } from "../../src/migration/source-stage.ts";
+import {
+  createPlatformClient,
+  type PlatformClient,
+  READ_SCOPES,
+} from "../../src/platform/index.ts";
+import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { craftPlatform, EXPECTED_FINDINGS, seedCraftedSource } from "../helpers/crafted-dataset.ts";
+import { backends, type TestDatabase } from "../helpers/db.ts";
+
+/** Small pages, so the crafted platform's 18 identities come in several. */
+const PAGE_SIZE = 3;
+const journal = { journalCreates: true, journalDeletes: true };
+
+for (const backend of backends) {
+  describe(`findings while the listing runs on ${backend.name}`, () => {
+    let sb: Sandbox;
+    let h: TestDatabase;
+    let client: PlatformClient;
+    let seq = 0;
+
+    before(async () => {
+      sb = await startSandbox({ rateLimitRps: 0, tokenRateLimitRps: 0 });
+      craftPlatform(sb);
+      h = await backend.open({ migrate: true });
+      await seedCraftedSource(h.db);
+      const config = loadPlatformConfig(
+        { "api-url": sb.apiUrl, "token-url": sb.tokenUrl, "client-id": sb.credentials.clientId },
+        { OAUTH_CLIENT_SECRET: sb.credentials.clientSecret },
+      );
+      client = createPlatformClient({ ...config, rate: 10_000 }, { scopes: READ_SCOPES });
+    });
+    after(async () => {
+      await client.close();
+      await h.close();
+      await sb.close();
+    });
+
+    async function newRun(): Promise<SnapshotContext> {
+      seq += 1;
+      const runId = `20260101-00000${seq}-feed`;
+      await sql`insert into controls_migration.runs (id, mode, status, tool_version, host, pid)
+        values (${runId}, 'reconcile', 'running', 'test', 'here', 1)`.execute(h.db);
+      return {
+        db: h.db,
+        client,
+        source: loadSourceConfig({}, {}),
+        runId,
+        logger: silentLogger,
+        progress: createProgress({ enabled: false, logger: silentLogger }),
+        listing: { rate: 10_000, maxParallel: 2, retryBaseMs: 10, pageSize: PAGE_SIZE },
+      };
+    }
+    const hint = { expectedItems: null, latencyMs: null };
+    const quiet = createProgress({ enabled: false, logger: silentLogger });
+
+    /** Source pass first, then each page classified as it is stored. */
+    async function whileListing(kind: "bulk" | "filtered") {
+      const ctx = await newRun();
+      const stream = startFindingsStream(ctx, journal);
+      try {
+        await loadSource(h.db, ctx.source, ctx.runId, quiet);
+        await stream.sourceComplete();
+        const listing = await listPlatform(ctx, kind, hint, (ids) => stream.pageStored(ids));
+        assert.ok(listing.pages > 2, `several pages: ${listing.pages}`);
+        return { ctx, counts: await stream.finish(kind) };
+      } finally {
+        await stream.close();
+      }
+    }
+
+    /** The whole listing first, classified only once it and the source pass are complete. */
+    async function afterListing(kind: "bulk" | "filtered") {
+      const ctx = await newRun();
+      const stream = startFindingsStream(ctx, journal);
+      try {
+        await listPlatform(ctx, kind, hint, (ids) => stream.pageStored(ids));
+        await loadSource(h.db, ctx.source, ctx.runId, quiet);
+        await stream.sourceComplete();
+        return { ctx, counts: await stream.finish(kind) };
+      } finally {
+        await stream.close();
+      }
+    }
+
+    const findingsOf = async (runId: string) =>
+      (
+        await sql<Record<string, unknown>>`
+          select identity_id, finding, user_disabled, admin_disabled, expected_type,
+                 expected_set_by, expected_is_overridable, observed_control_id, observed_set_by,
+                 observed_is_overridable, other_active_controls, detail, prunable
+          from controls_migration.findings where run_id = ${runId}
+          order by identity_id nulls first, finding, observed_control_id nulls first`.execute(h.db)
+      ).rows;
+    const actionsOf = async (runId: string) =>
+      (
+        await sql<Record<string, unknown>>`
+          select a.identity_id, a.action, a.control_type, a.control_key, a.status, f.finding
+          from controls_migration.actions a
+          left join controls_migration.findings f on f.id = a.finding_id
+          where a.run_id = ${runId} order by a.identity_id, a.action, a.control_key`.execute(h.db)
+      ).rows;
+    const tally = (rows: Record<string, unknown>[]) => {
+      const t: Record<string, number> = Object.fromEntries(
+        Object.keys(EXPECTED_FINDINGS).map((k) => [k, 0]),
+      );
+      for (const r of rows) t[r.finding as string] = (t[r.finding as string] ?? 0) + 1;
+      return t;
+    };
+    const classified = (c: FindingsStreamCounts) => c.asListed + c.caughtUp + c.unlisted;
+
+    for (const kind of ["bulk", "filtered"] as const) {
+      it(`a ${kind} listing's findings and journal computed page by page equal those computed after the listing`, async () => {
+        const live = await whileListing(kind);
+        const late = await afterListing(kind);
+        // Live: every listed identity was classified as its page was stored; only the candidates
+        // no page held were left for after the last page.
+        assert.equal(live.counts.caughtUp, 0);
+        assert.ok(live.counts.asListed > 0);
+        assert.equal(live.counts.unlisted, kind === "bulk" ? 1 : 5);
+        // Late: nothing could be classified before the source pass, so the catch-up did it all.
+        assert.equal(late.counts.asListed, 0);
+        assert.equal(late.counts.caughtUp, live.counts.asListed);
+        assert.equal(classified(late.counts), classified(live.counts));
+
+        const liveFindings = await findingsOf(live.ctx.runId);
+        assert.deepEqual(liveFindings, await findingsOf(late.ctx.runId));
+        assert.deepEqual(await actionsOf(live.ctx.runId), await actionsOf(late.ctx.runId));
+        assert.equal(live.counts.actions, late.counts.actions);
+        const expected =
+          kind === "bulk"
+            ? EXPECTED_FINDINGS
+            : // Filtered cannot tell that I is not on the platform: its create's 404 will.
+              {
+                ...EXPECTED_FINDINGS,
+                identity_not_found: 0,
+                missing_client_control: EXPECTED_FINDINGS.missing_client_control + 1,
+              };
+        assert.deepEqual(tally(liveFindings), expected);
+      });
+    }
+  });
+}
