@@ -10,7 +10,8 @@
  *
  * Scenarios: a plan at scale, c memory scaling (from a), b apply throughput and naive baselines,
  * d resume cost after SIGKILL, e a second plan on the same database, f the filtered strategy
- * beside bulk, g bulk and filtered listings at 0 and 150 ms of page latency. PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (an admin URL;
+ * beside bulk, g bulk and filtered listings at 0 and 150 ms of page latency, h scenario b's apply
+ * on PGlite five times. PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (an admin URL;
  * a throwaway database is created per run), else a throwaway server started from
  * /usr/lib/postgresql/*\/bin, else the PostgreSQL variants are skipped with the reason printed.
  */
@@ -19,7 +20,7 @@ import { appendFileSync, existsSync, mkdirSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { applyScenario } from "./scenario-apply.ts";
+import { applyRunsScenario, applyScenario } from "./scenario-apply.ts";
 import { Cleanup } from "./scenario-cleanup.ts";
 import { type BenchKit, REPO_ROOT, round } from "./scenario-kit.ts";
 import { latencyScenario } from "./scenario-latency.ts";
@@ -33,7 +34,8 @@ import { strategiesScenario } from "./scenario-strategies.ts";
 const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] [--backends postgres,pglite] [--dist]
   --quick      small sizes and short timings (smoke test for CI)
   --only       scenarios to run: a plan, b apply, c memory scaling, d resume, e repeat plan,
-               f filtered beside bulk, g listings at 0 and 150 ms latency (default all)
+               f filtered beside bulk, g listings at 0 and 150 ms latency,
+               h apply on PGlite, 5 runs (default all)
   --sizes      source sizes of scenarios a and f, smallest also for e (default 100000,1000000;
                quick 2000,10000); of g too when given (g's default 200000,1000000)
   --backends   database backends (default postgres,pglite)
@@ -56,7 +58,7 @@ if (values.help) {
   process.exit(0);
 }
 
-const ORDER = ["a", "c", "b", "d", "e", "f", "g"] as const;
+const ORDER = ["a", "c", "b", "d", "e", "f", "g", "h"] as const;
 type ScenarioId = (typeof ORDER)[number];
 const NAMES: Record<ScenarioId, string> = {
   a: "a-plan",
@@ -66,6 +68,7 @@ const NAMES: Record<ScenarioId, string> = {
   e: "e-repeat-plan",
   f: "f-filtered-beside-bulk",
   g: "g-listing-latency",
+  h: "h-apply-pglite-runs",
 };
 
 function list(raw: string, what: string): string[] {
@@ -205,6 +208,7 @@ for (const id of selected) {
     else if (id === "d") figures = await resumeScenario(kit);
     else if (id === "e") figures = await repeatScenario(kit);
     else if (id === "f") figures = await strategiesScenario(kit);
+    else if (id === "h") figures = await applyRunsScenario(kit);
     else figures = await latencyScenario(kit);
     emit({
       scenario: NAMES[id],
