@@ -134,7 +134,10 @@ export class HttpClient {
           return CANCELLED;
         }
         m.requests += 1;
-        return exchange(url, spec.method, token, body, config.timeoutMs, signal, m.latency);
+        // The budget counts the real send, not the grant (see TokenBucket's trackSends).
+        return exchange(url, spec.method, token, body, config.timeoutMs, signal, m.latency, () =>
+          budget.sent(spec.template),
+        );
       });
       if (outcome === PENALISED) continue;
       if (outcome === CANCELLED)

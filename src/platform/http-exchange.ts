@@ -4,6 +4,7 @@
  */
 import { LinkedSignal } from "./linked-signal.ts";
 import { describeFetchFailure, type FetchFailure, type HttpMethod } from "./platform-error.ts";
+import { watchSend } from "./send-watch.ts";
 
 /** What came back: an answer (any status), or why there was none. */
 export type Outcome =
@@ -13,6 +14,8 @@ export type Outcome =
 /**
  * Sends one request with the bearer token, within `timeoutMs`, never following a redirect (it
  * would carry the token to wherever it points). Never throws: a failure is an outcome.
+ * `onSent` is called once, when the request is written to its socket (see `send-watch.ts`), or
+ * at the end of the exchange if it never was.
  *
  * @example
  *   const o = await exchange(url, "GET", token, undefined, 30_000, signal, histogram);
@@ -25,9 +28,11 @@ export async function exchange(
   timeoutMs: number,
   signal: AbortSignal,
   latency: { record(ms: number): void },
+  onSent: () => void = () => {},
 ): Promise<Outcome> {
   const link = new LinkedSignal([signal], timeoutMs);
   const started = performance.now();
+  const sent = watchSend(method, url, onSent);
   try {
     const res = await fetch(url, {
       method,
@@ -48,6 +53,7 @@ export async function exchange(
       failure: describeFetchFailure(err, { timedOut: link.timedOut, cancelled: link.cancelled }),
     };
   } finally {
+    sent();
     link.dispose();
   }
 }

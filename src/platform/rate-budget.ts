@@ -72,6 +72,7 @@ export class RateBudget {
           rate,
           burst: this.#options.burst ?? defaultBurst(rate),
           now: this.#now,
+          trackSends: true,
         }),
         pausedUntil: 0,
         penalties: 0,
@@ -99,6 +100,14 @@ export class RateBudget {
     if (ep.pausedUntil > this.#now()) return false;
     const granted = await ep.bucket.take(signal);
     return granted && ep.pausedUntil <= this.#now();
+  }
+
+  /**
+   * Records that a request granted by {@link take} went out (or was given up): the one-second cap
+   * counts it from this moment, not from its grant. Call exactly once per grant.
+   */
+  sent(key: string): void {
+    this.#get(key).bucket.sent();
   }
 
   /**

@@ -1,5 +1,8 @@
 import { MAX_TIMER_MS } from "../backoff.ts";
 
+/** Timer lateness up to this is jitter and is caught up; beyond it, the loop was stalled. */
+const STALL_MS = 20;
+
 export interface TokenBucketOptions {
   /** Sustained rate, tokens per second. */
   readonly rate: number;
@@ -10,6 +13,11 @@ export interface TokenBucketOptions {
    * rate instead of with a burst on top of it.
    */
   readonly initialTokens?: number;
+  /**
+   * Count each grant in the one-second cap from its real send, reported by {@link TokenBucket.sent},
+   * not from the grant: a grant not yet reported holds its place in the cap.
+   */
+  readonly trackSends?: boolean;
   readonly now?: () => number;
 }
 
@@ -32,6 +40,12 @@ interface Waiter {
  *
  * Waiters are served first come, first served by a single timer.
  *
+ * Two guards keep the budget exact when the event loop stalls. With `trackSends`, the cap counts
+ * each request from the moment it really went out ({@link sent}), so requests granted before a
+ * stall and sent after it are counted where the platform sees them. And a timer that fires late
+ * does not catch up: the tokens that fell due while the loop was blocked are forfeited (beyond a
+ * few milliseconds of timer jitter), and pacing goes on from where it was.
+ *
  * @example
  *   const bucket = new TokenBucket({ rate: 40, burst: 4 });
  *   if (await bucket.take(signal)) send(); // false: interrupted by a penalty, go wait
@@ -45,6 +59,9 @@ export class TokenBucket {
   /** Times of the last ⌊rate⌋ grants (a ring), for the one-second cap. */
   #recent: number[];
   #recentHead = 0;
+  readonly #trackSends: boolean;
+  /** When the timer was due to fire, for telling a stall from timer jitter. */
+  #dueAt = 0;
   readonly #burst: number;
   readonly #now: () => number;
   readonly #queue: Waiter[] = [];
@@ -53,6 +70,7 @@ export class TokenBucket {
   constructor(options: TokenBucketOptions) {
     if (!(options.rate > 0)) throw new RangeError(`rate must be > 0, got ${options.rate}`);
     this.#now = options.now ?? Date.now;
+    this.#trackSends = options.trackSends ?? false;
     this.#burst = Math.max(1, Math.floor(options.burst));
     this.#rate = options.rate;
     this.#intervalMs = 1000 / options.rate;
@@ -82,7 +100,8 @@ export class TokenBucket {
     const now = this.#now();
     if (now < this.nextAt()) return false;
     this.#tat = Math.max(this.#tat, now) + this.#intervalMs;
-    this.#recent[this.#recentHead] = now;
+    // An unsent grant is "not yet in the past": it keeps its place until sent() dates it.
+    this.#recent[this.#recentHead] = this.#trackSends ? Number.POSITIVE_INFINITY : now;
     this.#recentHead = (this.#recentHead + 1) % this.#recent.length;
     return true;
   }
@@ -110,6 +129,24 @@ export class TokenBucket {
       this.#queue.push(waiter);
       this.#schedule();
     });
+  }
+
+  /**
+   * With `trackSends`: the oldest grant not yet reported went out now (or was given up). Sends
+   * are matched to grants in order; which request it was does not matter to the count.
+   */
+  sent(): void {
+    if (!this.#trackSends) return;
+    const n = this.#recent.length;
+    for (let k = 0; k < n; k++) {
+      const i = (this.#recentHead + k) % n;
+      if (this.#recent[i] === Number.POSITIVE_INFINITY) {
+        this.#recent[i] = this.#now();
+        // The head may just have become datable: a waiter's timer may be due sooner.
+        if (k === 0) this.#schedule();
+        return;
+      }
+    }
   }
 
   /** Changes the sustained rate from now on; the burst (in tokens) stays. */
@@ -149,13 +186,21 @@ export class TokenBucket {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     if (this.#queue.length === 0) return;
-    const wait = Math.max(0, this.nextAt() - this.#now());
+    const now = this.#now();
+    const wait = Math.max(0, this.nextAt() - now);
+    this.#dueAt = now + wait;
     // A far pause (a huge Retry-After) is waited in timer-sized steps: #pump re-arms until due.
     this.#timer = setTimeout(() => this.#pump(), Math.min(Math.ceil(wait), MAX_TIMER_MS));
   }
 
   #pump(): void {
     this.#timer = undefined;
+    // Waiters were queued, so the bucket was busy, not idle: no burst is owed. A timer late by
+    // a few milliseconds catches up (else jitter would shave the rate); a stall does not.
+    const late = this.#now() - this.#dueAt;
+    if (late > STALL_MS) {
+      this.#tat = Math.max(this.#tat, this.#dueAt + late - STALL_MS + this.#toleranceMs);
+    }
     while (this.#queue.length > 0 && this.tryTake()) {
       const w = this.#queue.shift() as Waiter;
       w.signal?.removeEventListener("abort", w.onAbort);

@@ -11,7 +11,9 @@
  * Scenarios: a plan at scale, c memory scaling (from a), b apply throughput and naive baselines,
  * d resume cost after SIGKILL, e a second plan on the same database, f the filtered strategy
  * beside bulk, g bulk and filtered listings at 0 and 150 ms of page latency, h `show` and
- * report.html on 20 runs of the largest size (PostgreSQL only). PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (an admin URL;
+ * report.html on 20 runs of the largest size (PostgreSQL only), i the rate floor (plan at 40 and
+ * 1000 rps, apply --plan's controls-path requests), j scenario b's apply on PGlite five times.
+ * PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (an admin URL;
  * a throwaway database is created per run), else a throwaway server started from
  * /usr/lib/postgresql/*\/bin, else the PostgreSQL variants are skipped with the reason printed.
  */
@@ -20,7 +22,7 @@ import { appendFileSync, existsSync, mkdirSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { applyScenario } from "./scenario-apply.ts";
+import { applyRunsScenario, applyScenario } from "./scenario-apply.ts";
 import { Cleanup } from "./scenario-cleanup.ts";
 import { floorScenario } from "./scenario-floor.ts";
 import { type BenchKit, REPO_ROOT, round } from "./scenario-kit.ts";
@@ -38,7 +40,8 @@ const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] 
   --only       scenarios to run: a plan, b apply, c memory scaling, d resume, e repeat plan,
                f filtered beside bulk, g listings at 0 and 150 ms latency, h show and
                report.html on 20 runs of the largest size (PostgreSQL only), i the rate floor:
-               plan at 40 and 1000 rps, apply --plan's controls-path requests (default all)
+               plan at 40 and 1000 rps, apply --plan's controls-path requests,
+               j apply on PGlite, 5 runs (default all)
   --sizes      source sizes of scenarios a and f, smallest also for e, largest for h (default
                100000,1000000; quick 2000,10000); of g too when given (g's default 200000,1000000);
                the largest of i's plans when given (i's default 1000000, quick 20000)
@@ -62,7 +65,7 @@ if (values.help) {
   process.exit(0);
 }
 
-const ORDER = ["a", "c", "b", "d", "e", "f", "g", "h", "i"] as const;
+const ORDER = ["a", "c", "b", "d", "e", "f", "g", "h", "i", "j"] as const;
 type ScenarioId = (typeof ORDER)[number];
 const NAMES: Record<ScenarioId, string> = {
   a: "a-plan",
@@ -74,6 +77,7 @@ const NAMES: Record<ScenarioId, string> = {
   g: "g-listing-latency",
   h: "h-show-history",
   i: "i-rate-floor",
+  j: "j-apply-pglite-runs",
 };
 
 function list(raw: string, what: string): string[] {
@@ -215,7 +219,8 @@ for (const id of selected) {
     else if (id === "f") figures = await strategiesScenario(kit);
     else if (id === "g") figures = await latencyScenario(kit);
     else if (id === "h") figures = await showScenario(kit);
-    else figures = await floorScenario(kit);
+    else if (id === "i") figures = await floorScenario(kit);
+    else figures = await applyRunsScenario(kit);
     emit({
       scenario: NAMES[id],
       status: "ok",

@@ -26,12 +26,15 @@ export async function memoryScenario(
   for (const backend of kit.backends) {
     const lo = has(runs, backend, small)?.peak_rss_mb;
     const hi = has(runs, backend, large)?.peak_rss_mb;
+    const ratio = round(
+      need(hi, `${backend} peak RSS at ${large}`) / need(lo, `${backend} at ${small}`),
+    );
     ratios[backend] = {
       [`peak_rss_mb_at_${small}`]: lo,
       [`peak_rss_mb_at_${large}`]: hi,
-      ratio: round(
-        need(hi, `${backend} peak RSS at ${large}`) / need(lo, `${backend} at ${small}`),
-      ),
+      ratio,
+      // Issue 13: at most 1.1 on both backends.
+      within_1_1: ratio <= 1.1,
     };
   }
   const headline = kit.backends.includes("postgres") ? "postgres" : "pglite";

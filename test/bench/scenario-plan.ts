@@ -171,7 +171,10 @@ export async function planOnce(
       exit_code: run.code ?? -1,
       missing_client_control: s.findings.missing_client_control ?? 0,
       phases_s: planPhases(run),
-      ...(identities === 1_000_000 && state === "bulk"
+      ...(identities === 1_000_000 && state === "bulk" && backend === "pglite"
+        ? { targets: { wall_le_35_s: wall <= 35, peak_rss_le_400_mb: rss <= 400 } }
+        : {}),
+      ...(identities === 1_000_000 && state === "bulk" && backend !== "pglite"
         ? {
             targets: {
               wall_le_60_s: wall <= 60,

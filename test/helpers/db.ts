@@ -24,7 +24,7 @@ import {
   createPgPool,
   type DatabaseHandle,
   openDatabase,
-  wrapPglite,
+  openPgliteThread,
   wrapPgPool,
 } from "../../src/db/connect.ts";
 import { migrateToLatest } from "../../src/db/migrate.ts";
@@ -93,7 +93,7 @@ async function prepared(handle: DatabaseHandle, options?: OpenOptions): Promise<
  */
 let template: Promise<File | Blob> | undefined;
 
-async function freshPglite(): Promise<PGlite> {
+async function freshPglite(): Promise<DatabaseHandle> {
   template ??= (async () => {
     const first = new PGlite();
     await first.waitReady;
@@ -101,16 +101,14 @@ async function freshPglite(): Promise<PGlite> {
     await first.close();
     return dump;
   })();
-  const pglite = new PGlite({ loadDataDir: await template });
-  // Await start-up here so its cost lands in the caller's `before` hook, not in its first test.
-  await pglite.waitReady;
-  return pglite;
+  // Started here so its cost lands in the caller's `before` hook, not in its first test.
+  return openPgliteThread({ loadDataDir: await template });
 }
 
 const pgliteBackend: Backend = {
   name: "pglite",
   async open(options) {
-    const handle = await prepared(wrapPglite(await freshPglite()), options);
+    const handle = await prepared(await freshPglite(), options);
     return { ...handle, name: "pglite (memory)" };
   },
   async target() {

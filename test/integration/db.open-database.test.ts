@@ -4,10 +4,9 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { PGlite } from "@electric-sql/pglite";
 import { sql } from "kysely";
 import { type GlobalConfig, loadGlobalConfig } from "../../src/config.ts";
-import { createPgPool, openDatabase, wrapPglite, wrapPgPool } from "../../src/db/connect.ts";
+import { createPgPool, openDatabase, openPgliteThread, wrapPgPool } from "../../src/db/connect.ts";
 import { UserError } from "../../src/errors.ts";
 import { silentLogger } from "../../src/log.ts";
 import { backends } from "../helpers/db.ts";
@@ -50,13 +49,13 @@ describe("openDatabase with embedded PGlite", () => {
     await second.close();
   });
 
-  it("closes the PGlite instance even when the handle never ran a query", async () => {
-    // Kysely's destroy() skips the driver when it was never used; a PGlite left open keeps the
-    // process alive (seen with instances restored from a dump).
-    const pglite = new PGlite();
-    await pglite.waitReady;
-    await wrapPglite(pglite).close();
-    assert.equal(pglite.closed, true);
+  it("ends the database thread even when the handle never ran a query", async () => {
+    // Kysely's destroy() skips the driver when it was never used; a database thread left running
+    // would hold its memory (a whole PostgreSQL) until the process ends.
+    const h = await openPgliteThread();
+    assert.equal(h.pglite?.running, true);
+    await h.close();
+    assert.equal(h.pglite?.running, false);
   });
 
   it("refuses a second opening of a data folder that is in use, naming --data-dir", async () => {

@@ -120,4 +120,43 @@ describe("TokenBucket", () => {
     b.pauseUntil(Date.now() + 60_000);
     assert.equal(await paused, false);
   });
+
+  it("after a stall with requests waiting, goes on at the rate instead of catching up with a burst", async () => {
+    const rate = 100;
+    const b = new TokenBucket({ rate, burst: 10 });
+    assert.equal(await b.take(), true);
+    // Waiters queue; then the event loop is blocked for 300 ms before the timer can fire.
+    const grants: number[] = [];
+    const waiting = Array.from({ length: 6 }, () => b.take().then(() => grants.push(Date.now())));
+    const until = Date.now() + 300;
+    while (Date.now() < until) {
+      // blocked
+    }
+    await Promise.all(waiting);
+    // Without the guard the 10-token tolerance releases all six at once after the stall; with it
+    // at most the 20 ms of jitter (2 tokens at 100/s) is caught up.
+    const atOnce = grants.filter((t) => t - (grants[0] as number) < 5).length;
+    assert.ok(atOnce <= 3, `${atOnce} grants together after the stall`);
+  });
+
+  it("with trackSends, holds a granted request's place in the one-second cap until it is sent", () => {
+    const c = clock();
+    const b = new TokenBucket({
+      rate: 2,
+      burst: 2,
+      initialTokens: 2,
+      now: c.now,
+      trackSends: true,
+    });
+    assert.equal(b.tryTake(), true);
+    assert.equal(b.tryTake(), true);
+    // Two grants unsent: nothing more for as long as they are not sent, however long that is.
+    c.advance(5000);
+    assert.equal(b.tryTake(), false);
+    b.sent();
+    b.sent();
+    assert.equal(b.tryTake(), false, "a send counts from its own moment, for a second");
+    c.advance(1000);
+    assert.equal(b.tryTake(), true);
+  });
 });

@@ -1,0 +1,103 @@
+/**
+ * The embedded database's own thread. PGlite runs PostgreSQL as WebAssembly, synchronously: every
+ * statement holds the thread it runs on for its whole duration. Here that thread is a
+ * `node:worker_threads` Worker, so the main thread stays free to send requests at the moment the
+ * rate budget grants them. The main side (`pglite-thread.ts`) sends one statement at a time;
+ * this side runs it and answers with the rows or with the error's PostgreSQL fields.
+ *
+ * PGlite's own worker mode (`@electric-sql/pglite/worker`) is written for browser Web Workers
+ * (`navigator.locks`, `BroadcastChannel`, `self.addEventListener`) and does not run under Node.
+ */
+import { type MessagePort, parentPort, workerData } from "node:worker_threads";
+import { PGlite, type PGliteOptions } from "@electric-sql/pglite";
+import type {
+  PgliteThreadInit,
+  ThreadErrorFields,
+  ThreadReply,
+  ThreadRequest,
+} from "./pglite-thread-protocol.ts";
+
+if (!parentPort) throw new Error("pglite-worker.ts runs as a worker thread only");
+const port: MessagePort = parentPort;
+const init = workerData as PgliteThreadInit;
+
+/** The fields of a PGlite `DatabaseError` worth carrying back (never the query's parameters). */
+const ERROR_FIELDS = [
+  "code",
+  "severity",
+  "detail",
+  "hint",
+  "position",
+  "where",
+  "schema",
+  "table",
+  "column",
+  "dataType",
+  "constraint",
+  "routine",
+] as const;
+
+function errorFields(err: unknown): ThreadErrorFields {
+  const e = (typeof err === "object" && err !== null ? err : {}) as Record<string, unknown>;
+  const out: Record<string, string> = {
+    message: typeof e.message === "string" ? e.message : String(err),
+  };
+  for (const k of ERROR_FIELDS) if (typeof e[k] === "string") out[k] = e[k] as string;
+  return out as unknown as ThreadErrorFields;
+}
+
+function options(): PGliteOptions {
+  const o: PGliteOptions = {};
+  if (init.dataDir !== undefined) o.dataDir = init.dataDir;
+  if (init.loadDataDir !== undefined) o.loadDataDir = new Blob([init.loadDataDir]);
+  if (init.initialMemory !== undefined) o.initialMemory = init.initialMemory;
+  if (init.settings.length > 0) {
+    // PostgreSQL's -c flags after PGlite's own defaults: the last setting of a name wins.
+    o.startParams = [
+      ...PGlite.defaultStartParams,
+      ...init.settings.flatMap(([k, v]) => ["-c", `${k}=${v}`]),
+    ];
+  }
+  return o;
+}
+
+async function open(): Promise<PGlite | undefined> {
+  try {
+    const pglite = new PGlite(options());
+    await pglite.waitReady;
+    port.postMessage({ id: 0, rows: [], affectedRows: 0 } satisfies ThreadReply);
+    return pglite;
+  } catch (err) {
+    // The main side rejects its start with this and ends the thread.
+    port.postMessage({ id: 0, error: errorFields(err) } satisfies ThreadReply);
+    return undefined;
+  }
+}
+
+function serve(pglite: PGlite): void {
+  // Statements run in the order they arrive; PGlite itself runs one at a time.
+  port.on("message", async (req: ThreadRequest) => {
+    if (req.op === "close") {
+      try {
+        await pglite.close();
+        port.postMessage({ id: req.id, rows: [], affectedRows: 0 } satisfies ThreadReply);
+      } catch (err) {
+        port.postMessage({ id: req.id, error: errorFields(err) } satisfies ThreadReply);
+      }
+      return;
+    }
+    try {
+      const r = await pglite.query<Record<string, unknown>>(req.sql, req.params);
+      port.postMessage({
+        id: req.id,
+        rows: r.rows,
+        affectedRows: r.affectedRows ?? 0,
+      } satisfies ThreadReply);
+    } catch (err) {
+      port.postMessage({ id: req.id, error: errorFields(err) } satisfies ThreadReply);
+    }
+  });
+}
+
+const pglite = await open();
+if (pglite) serve(pglite);
