@@ -6,8 +6,10 @@
 import type { Migration } from "kysely";
 import * as initial from "./0001-initial.ts";
 import * as runLifecycle from "./0002-run-lifecycle.ts";
+import * as runControl from "./0003-run-control.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0001_initial": initial,
   "0002_run_lifecycle": runLifecycle,
+  "0003_run_control": runControl,
 });
