@@ -25,6 +25,7 @@ import {
   latestRunningWriter,
   markStaleRunsInterrupted,
   newRunId,
+  touchRun,
 } from "../db/run-queries.ts";
 import type { Run } from "../db/schema.ts";
 import { UserError } from "../errors.ts";
@@ -37,6 +38,7 @@ import type { ExecutorContext } from "./executor-context.ts";
 import { closingStatus, exitCodeFor } from "./exit-code.ts";
 import type { Progress } from "./progress.ts";
 import { reportDir, writeRunReport } from "./report.ts";
+import { HEARTBEAT_MS } from "./run-lifecycle.ts";
 import { buildRunSummary, readRunFigures, tallyOf } from "./run-summary.ts";
 
 export interface RevertDeps {
@@ -102,6 +104,9 @@ export async function runRevert(deps: RevertDeps, o: RevertOptions): Promise<Rev
       ? await claimResumed(deps, o, o.revert.resume)
       : await claimNew(deps, o, of);
     deps.onRunStarted?.(id);
+    // The heartbeat tells `runs` and `status` the revert is alive, as for apply (run-lifecycle.ts).
+    const heartbeat = setInterval(() => void touchRun(db, id).catch(() => {}), HEARTBEAT_MS);
+    heartbeat.unref();
     try {
       if (!o.revert.dryRun) await execute(deps, o, id);
       else await skipPending(db, id, "dry_run");
@@ -114,6 +119,8 @@ export async function runRevert(deps: RevertDeps, o: RevertOptions): Promise<Rev
         error: err instanceof Error ? err.message : String(err),
       }).catch(() => {});
       throw err;
+    } finally {
+      clearInterval(heartbeat);
     }
   } finally {
     await lock.release();
