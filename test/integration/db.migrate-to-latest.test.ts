@@ -29,6 +29,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "source_anomalies",
     "strategy",
     "error",
+    "dry_run",
   ],
   source_rows: [
     "run_id",
@@ -88,6 +89,17 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "created_at",
     "updated_at",
   ],
+  run_controls: [
+    "run_id",
+    "paused",
+    "rate_budget",
+    "version",
+    "applied_version",
+    "applied_at",
+    "report",
+    "reported_at",
+  ],
+  run_events: ["id", "run_id", "at", "kind", "rate", "who", "pid", "detail"],
 };
 
 for (const b of backends) {
@@ -100,11 +112,11 @@ for (const b of backends) {
 
     it("applies every migration in order on an empty database and nothing the second time", async () => {
       assert.deepEqual(await migrateToLatest(h.db, silentLogger), {
-        applied: ["0001_initial", "0002_run_lifecycle"],
-        known: 2,
+        applied: ["0001_initial", "0002_run_lifecycle", "0003_run_control"],
+        known: 3,
       });
-      assert.deepEqual(await migrateToLatest(h.db, silentLogger), { applied: [], known: 2 });
-      assert.deepEqual(await ensureSchema(h.db, silentLogger), { applied: [], known: 2 });
+      assert.deepEqual(await migrateToLatest(h.db, silentLogger), { applied: [], known: 3 });
+      assert.deepEqual(await ensureSchema(h.db, silentLogger), { applied: [], known: 3 });
     });
 
     it("creates every table in schema controls_migration with the agreed columns", async () => {
@@ -197,7 +209,7 @@ if (postgres) {
           migrateToLatest(c.db, silentLogger),
         ]);
         const applied = results.flatMap((r) => r.applied);
-        assert.deepEqual(applied, ["0001_initial", "0002_run_lifecycle"]);
+        assert.deepEqual(applied, ["0001_initial", "0002_run_lifecycle", "0003_run_control"]);
       } finally {
         await a.close();
         await c.close();

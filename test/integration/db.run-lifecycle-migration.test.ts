@@ -38,7 +38,7 @@ for (const b of backends) {
                ('old', 'c', 'unexpected_service_control', 'SERVICE', true),
                ('old', 'd', 'attribute_mismatch', 'CLIENT', true)`.execute(h.db);
       const { applied } = await migrateToLatest(h.db, silentLogger);
-      assert.deepEqual(applied, ["0002_run_lifecycle"]);
+      assert.deepEqual(applied, ["0002_run_lifecycle", "0003_run_control"]);
     });
     after(() => h.close());
 
