@@ -57,19 +57,19 @@ for (const b of backends) {
     it("db migrate applies every migration, then says the schema is up to date and applies nothing", async () => {
       const first = await runCli(["db", "migrate", ...target.args]);
       assert.equal(first.code, 0, first.stderr);
-      assert.match(first.stdout, /Applied 2 migrations: 0001_initial, 0002_run_lifecycle/);
+      assert.match(first.stdout, /Applied 3 migrations: 0001_initial, 0002_run_lifecycle, 0003_run_control/);
       const second = await runCli(["db", "migrate", ...target.args]);
       assert.equal(second.code, 0, second.stderr);
       assert.equal(
         second.stdout,
-        "Database schema is up to date (2 migrations); nothing applied.\n",
+        "Database schema is up to date (3 migrations); nothing applied.\n",
       );
     });
 
     it("db migrate --json prints what it applied as one JSON line", async () => {
       const json = await runCli(["db", "migrate", "--json", ...target.args]);
       assert.equal(json.code, 0, json.stderr);
-      assert.deepEqual(JSON.parse(json.stdout), { backend: b.name, applied: [], known: 2 });
+      assert.deepEqual(JSON.parse(json.stdout), { backend: b.name, applied: [], known: 3 });
     });
 
     it("db seed --identities 100000 --seed 7 writes exactly the counts the reader reads back", async () => {
