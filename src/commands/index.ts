@@ -3,9 +3,12 @@ import { dbCommand } from "./db.ts";
 import { demoCommand } from "./demo.ts";
 import { discardCommand } from "./discard.ts";
 import { applyCommand, planCommand, reconcileCommand } from "./pipeline-commands.ts";
+import { revertCommand } from "./revert.ts";
 import { reportCommand, runsCommand } from "./runs.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { showCommand } from "./show.ts";
+import { statusCommand } from "./status.ts";
+import { continueCommand, pauseCommand, setRateCommand } from "./steer.ts";
 import { versionCommand } from "./version.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: yargs command modules are heterogeneous by design
@@ -14,6 +17,11 @@ export const commands: CommandModule<any, any>[] = [
   applyCommand,
   reconcileCommand,
   discardCommand,
+  statusCommand,
+  pauseCommand,
+  continueCommand,
+  setRateCommand,
+  revertCommand,
   reportCommand,
   runsCommand,
   showCommand,

@@ -2,6 +2,7 @@ import type { Argv, CommandModule } from "yargs";
 import {
   applyOptions,
   type Argv as ConfigArgv,
+  holdOptions,
   loadRunConfigs,
   platformOptions,
   reconcileOptions,
@@ -116,7 +117,15 @@ export const applyCommand: CommandModule = {
   describe:
     "Create the missing client-side SELL_ONLY controls (journaled, resumable, rate-budgeted).",
   builder: (y: Argv) =>
-    withOptions(withOptions(connection(y), writeOptions, "Apply:"), applyOptions, "Apply:")
+    withOptions(
+      withOptions(
+        withOptions(connection(y), writeOptions, "Apply:"),
+        holdOptions,
+        "Holding writes (besides `controls-migrate pause`):",
+      ),
+      applyOptions,
+      "Apply:",
+    )
       .conflicts("resume", "plan")
       .example("$0 apply --limit 10 --yes", "Canary: create 10 controls, then stop")
       .example("$0 apply --plan 20261122-101500-ab12 --yes", "Execute a reviewed plan")
@@ -135,7 +144,11 @@ export const reconcileCommand: CommandModule = {
   describe: "Plan + apply in one idempotent step, for repeated runs (cron) during the transition.",
   builder: (y: Argv) =>
     withOptions(
-      withOptions(connection(y), writeOptions, "Reconcile:"),
+      withOptions(
+        withOptions(connection(y), writeOptions, "Reconcile:"),
+        holdOptions,
+        "Holding writes (besides `controls-migrate pause`):",
+      ),
       reconcileOptions,
       "Reconcile:",
     )

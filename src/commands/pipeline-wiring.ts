@@ -54,6 +54,7 @@ export async function runWiredPipeline(r: PipelineRequest): Promise<PipelineResu
           ? postgresTarget(r.global.databaseUrl)
           : `pglite:${r.global.dataDir}`,
         onRunStarted: r.onRunStarted,
+        ...(r.global.databaseUrl ? {} : { localChannelDir: r.global.dataDir }),
       },
       { mode: r.mode, run: pipeline, source, platform },
     );

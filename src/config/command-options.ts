@@ -3,7 +3,15 @@
  * `runs`, `db seed`, `demo`). Same rows, same rules as `options.ts`.
  */
 import { REASON_CODES } from "../platform/types.ts";
-import { booleanSchema, choiceSchema, numberSchema, option, textSchema } from "./option-def.ts";
+import {
+  booleanSchema,
+  choiceSchema,
+  dailyWindowSchema,
+  numberSchema,
+  option,
+  textSchema,
+} from "./option-def.ts";
+import { platformOptions } from "./options.ts";
 
 /** plan, apply and reconcile. */
 export const runOptions = {
@@ -101,6 +109,26 @@ export const writeOptions = {
   }),
 } as const;
 
+/** apply, reconcile and revert: when writes are held (besides `pause`). */
+export const holdOptions = {
+  throttleFile: option({
+    flag: "throttle-file",
+    env: "CONTROLS_THROTTLE_FILE",
+    schema: textSchema,
+    kind: "string",
+    group: "hold",
+    help: "While this file exists, no new write is sent (requests in flight finish); removing it resumes. Checked every half second.",
+  }),
+  pauseOutside: option({
+    flag: "pause-outside",
+    env: "CONTROLS_PAUSE_OUTSIDE",
+    schema: dailyWindowSchema,
+    kind: "string",
+    group: "hold",
+    help: "Write only inside this daily window of local time, HH:MM-HH:MM (may wrap past midnight, e.g. 22:00-06:00); outside it the run waits.",
+  }),
+} as const;
+
 /** apply only. */
 export const applyOptions = {
   plan: option({
@@ -129,6 +157,42 @@ export const reconcileOptions = {
     group: "reconcile",
     help: "Also delete unexpected client-set SELL_ONLY controls that are overridable. Never touches SERVICE, non-overridable or other controls.",
   }),
+} as const;
+
+/** `revert RUN_ID`. */
+export const revertOptions = {
+  dryRun: option({
+    flag: "dry-run",
+    default: false,
+    schema: booleanSchema,
+    kind: "boolean",
+    group: "revert",
+    help: "Write the report of what the revert would do (from the run's journal) and send nothing; no platform settings needed.",
+  }),
+  limit: option({
+    flag: "limit",
+    schema: numberSchema({ whole: true, min: 1 }),
+    kind: "string",
+    group: "revert",
+    help: "Revert only the first N controls; a later revert of the same run does the rest.",
+  }),
+} as const;
+
+/** `status`. */
+export const statusOptions = {
+  watch: option({
+    flag: "watch",
+    default: false,
+    schema: booleanSchema,
+    kind: "boolean",
+    group: "status",
+    help: "Refresh every 2 s until the run ends (redrawn in place on a terminal); Ctrl-C stops watching, never the run.",
+  }),
+} as const;
+
+/** `set-rate`: the same ceiling as --rate. */
+export const setRateOptions = {
+  allowRateAboveLimit: platformOptions.allowRateAboveLimit,
 } as const;
 
 /** `runs`. */

@@ -9,12 +9,16 @@ import { Secret } from "../secret.ts";
 import {
   applyOptions,
   demoOptions,
+  holdOptions,
   reconcileOptions,
   reportOptions,
+  revertOptions,
   runOptions,
   runsOptions,
   seedOptions,
+  setRateOptions,
   showOptions,
+  statusOptions,
   writeOptions,
 } from "./command-options.ts";
 import type { OptionDef, OptionTable, OptionValues } from "./option-def.ts";
@@ -32,8 +36,16 @@ export type GlobalConfig = OptionValues<typeof globalOptions>;
 export type SourceConfig = OptionValues<typeof sourceOptions>;
 export type NonUuidPolicy = SourceConfig["nonUuidIds"];
 export type PipelineConfig = OptionValues<
-  typeof runOptions & typeof writeOptions & typeof applyOptions & typeof reconcileOptions
+  typeof runOptions &
+    typeof writeOptions &
+    typeof holdOptions &
+    typeof applyOptions &
+    typeof reconcileOptions
 >;
+/** What writes are held by, besides `pause`: the throttle file and the daily window. */
+export type HoldConfig = OptionValues<typeof holdOptions>;
+export type RevertConfig = OptionValues<typeof revertTable>;
+export type StatusConfig = OptionValues<typeof statusOptions>;
 export type RunsConfig = OptionValues<typeof runsOptions>;
 export type ShowConfig = OptionValues<typeof showOptions>;
 export type ReportConfig = OptionValues<typeof reportOptions>;
@@ -157,13 +169,29 @@ export function loadPlatformConfig(argv: Argv, env: Env = process.env): Platform
 function readPlatform(argv: Argv, env: Env, problems: string[]): PlatformConfig {
   const { clientSecretFile, ...values } = readTable(platformOptions, argv, env, problems);
   const secret = readSecret(clientSecretFile, env, problems);
-  if (values.rate > PLATFORM_RATE_LIMIT_RPS && !values.allowRateAboveLimit) {
-    const name = givenAs(platformOptions.rate, argv, env) ?? "--rate";
-    problems.push(
-      `${name} ${values.rate} is above the platform's limit of ${PLATFORM_RATE_LIMIT_RPS} requests/s per endpoint. One 429 stops every request from your address, production traffic included, for five minutes. Pass --allow-rate-above-limit only for a platform or sandbox with a higher limit.`,
-    );
-  }
+  const ceiling = rateCeilingProblem(
+    values.rate,
+    values.allowRateAboveLimit,
+    givenAs(platformOptions.rate, argv, env) ?? "--rate",
+  );
+  if (ceiling) problems.push(ceiling);
   return Object.freeze({ ...values, clientSecret: new Secret(secret ?? ""), tokenRps: 1 });
+}
+
+/**
+ * The rule of --rate and `set-rate`: above the platform's limit only with --allow-rate-above-limit.
+ * Returns the problem, naming how the rate was given, or undefined.
+ *
+ * @example
+ *   rateCeilingProblem(80, false, "--rate") // "--rate 80 is above the platform's limit of 50 ..."
+ */
+export function rateCeilingProblem(
+  rate: number,
+  allowed: boolean,
+  name: string,
+): string | undefined {
+  if (rate <= PLATFORM_RATE_LIMIT_RPS || allowed) return undefined;
+  return `${name} ${rate} is above the platform's limit of ${PLATFORM_RATE_LIMIT_RPS} requests/s per endpoint. One 429 stops every request from your address, production traffic included, for five minutes. Pass --allow-rate-above-limit only for a platform or sandbox with a higher limit.`;
 }
 
 /** What plan, apply and reconcile need, beyond the global options. */
@@ -223,7 +251,74 @@ export function loadPipelineConfig(argv: Argv, env: Env = process.env): Pipeline
   return load(pipelineTable, argv, env);
 }
 
-const pipelineTable = { ...runOptions, ...writeOptions, ...applyOptions, ...reconcileOptions };
+const pipelineTable = {
+  ...runOptions,
+  ...writeOptions,
+  ...holdOptions,
+  ...applyOptions,
+  ...reconcileOptions,
+};
+
+const revertTable = {
+  out: runOptions.out,
+  yes: writeOptions.yes,
+  resume: writeOptions.resume,
+  reasonCode: writeOptions.reasonCode,
+  ...holdOptions,
+  ...revertOptions,
+};
+
+/** What `revert` needs: its options, and the platform's unless it is a dry run. */
+export interface RevertConfigs {
+  readonly revert: RevertConfig;
+  /** Absent for `--dry-run`, which reads only the journal. */
+  readonly platform?: PlatformConfig;
+}
+
+/**
+ * `revert RUN_ID`: its options and, unless `--dry-run`, the platform's, every problem at once.
+ *
+ * @example
+ *   const { revert, platform } = loadRevertConfigs({ "dry-run": true }); // platform undefined
+ */
+export function loadRevertConfigs(argv: Argv, env: Env = process.env): RevertConfigs {
+  const problems: string[] = [];
+  const revert = readTable(revertTable, argv, env, problems);
+  const platform = revert.dryRun ? undefined : readPlatform(argv, env, problems);
+  refuseProblems(problems);
+  return platform ? { revert, platform } : { revert };
+}
+
+/**
+ * `status`: whether to keep watching.
+ *
+ * @example
+ *   loadStatusConfig({ watch: true }).watch // true
+ */
+export function loadStatusConfig(argv: Argv, env: Env = process.env): StatusConfig {
+  return load(statusOptions, argv, env);
+}
+
+/**
+ * The rate `set-rate` asks for: a number as --rate takes, under the same ceiling.
+ *
+ * @example
+ *   loadSetRate("5", {}) // 5
+ *   loadSetRate("80", {}) // throws: above the platform's limit of 50 ...
+ */
+export function loadSetRate(raw: unknown, argv: Argv, env: Env = process.env): number {
+  const problems: string[] = [];
+  const { allowRateAboveLimit } = readTable(setRateOptions, argv, env, problems);
+  const parsed = platformOptions.rate.schema.safeParse(raw);
+  if (!parsed.success) {
+    problems.push(`The rate ${parsed.error.issues[0]?.message ?? "is invalid"} (requests/s).`);
+  } else {
+    const ceiling = rateCeilingProblem(parsed.data, allowRateAboveLimit, "set-rate");
+    if (ceiling) problems.push(ceiling);
+  }
+  refuseProblems(problems);
+  return parsed.data as number;
+}
 
 /**
  * `runs`: how many to list.

@@ -3,6 +3,7 @@
  * everything about an option once: flag, env var, default, schema, group and help text.
  */
 import { z } from "zod";
+import { type DailyWindow, parseDailyWindow } from "../daily-window.ts";
 import { isPostgresUrl, judgeEndpointUrl } from "./url-policy.ts";
 
 /** Which commands an option belongs to; also the heading it is listed under in --help. */
@@ -12,10 +13,14 @@ export type OptionGroup =
   | "platform"
   | "run"
   | "write"
+  | "hold"
   | "apply"
   | "reconcile"
   | "runs"
   | "show"
+  | "revert"
+  | "status"
+  | "steer"
   | "seed"
   | "demo";
 
@@ -129,3 +134,11 @@ export const endpointUrlSchema = z.string().transform((value, ctx) => {
 export const postgresUrlSchema = z
   .string()
   .refine(isPostgresUrl, "must start with postgres:// or postgresql://");
+
+/** A daily window of local time, `HH:MM-HH:MM` (may wrap past midnight). */
+export const dailyWindowSchema = z.string().transform((value, ctx): DailyWindow => {
+  const parsed = parseDailyWindow(value);
+  if (typeof parsed === "object") return parsed;
+  ctx.addIssue({ code: "custom", message: parsed, input: value });
+  return z.NEVER;
+});

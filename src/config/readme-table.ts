@@ -6,11 +6,15 @@
 import {
   applyOptions,
   demoOptions,
+  holdOptions,
   reconcileOptions,
+  revertOptions,
   runOptions,
   runsOptions,
   seedOptions,
+  setRateOptions,
   showOptions,
+  statusOptions,
   writeOptions,
 } from "./command-options.ts";
 import type { OptionDef, OptionTable } from "./option-def.ts";
@@ -24,11 +28,21 @@ export const README_END = "<!-- options:end -->";
 const SECTIONS: readonly [string, OptionTable][] = [
   ["Every command", globalOptions],
   ["The source relation (plan, apply, reconcile, `db seed`, `sandbox --from-db`)", sourceOptions],
-  ["The platform (plan, apply, reconcile, discard)", platformOptions],
-  ["plan, apply, reconcile (`--out` and `--all` also for `report`)", runOptions],
-  ["apply, reconcile", writeOptions],
+  [
+    "The platform (plan, apply, reconcile, discard, revert; `--allow-rate-above-limit` also for `set-rate`)",
+    platformOptions,
+  ],
+  [
+    "plan, apply, reconcile (`--out` also for `report` and `revert`, `--all` for `report`)",
+    runOptions,
+  ],
+  ["apply, reconcile (`--yes`, `--resume` and `--reason-code` also for `revert`)", writeOptions],
+  ["apply, reconcile, revert: holding writes (besides `pause`)", holdOptions],
   ["apply", applyOptions],
   ["reconcile", reconcileOptions],
+  ["revert", revertOptions],
+  ["status", statusOptions],
+  ["set-rate", setRateOptions],
   ["runs", runsOptions],
   ["show", showOptions],
   ["db seed", seedOptions],

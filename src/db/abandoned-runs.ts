@@ -13,7 +13,7 @@ const PLAN_STALE_AFTER = "5 minutes";
  * again. Returns how many runs were marked.
  *
  * - PGlite: the data-folder lock makes this process the only user, so every `running` run is dead.
- * - PostgreSQL: apply/reconcile runs are dead when nobody holds the writer lock. The check is part
+ * - PostgreSQL: writer runs (apply, reconcile, revert) are dead when nobody holds the writer lock. The check is part
  *   of the one UPDATE statement, so a writer starting meanwhile is never marked: its run row is
  *   committed only after it took the lock. Plan runs take no lock; a stale heartbeat tells.
  *
@@ -35,7 +35,7 @@ export async function markAbandonedRunsInterrupted(
     handle.backend === "pglite"
       ? sql`true`
       : sql`(mode = 'plan' and coalesce(heartbeat_at, started_at) < now() - ${PLAN_STALE_AFTER}::interval)
-          or (mode in ('apply', 'reconcile') and not exists (
+          or (mode in ('apply', 'reconcile', 'revert') and not exists (
                 select 1 from pg_locks l
                 where l.locktype = 'advisory' and l.granted and l.classid = 0
                   and l.objid = ${WRITER_LOCK_KEY} and l.objsubid = 1
@@ -46,7 +46,7 @@ export async function markAbandonedRunsInterrupted(
   const marked = Number(r.numAffectedRows ?? 0);
   if (marked > 0) {
     logger.warn(
-      `Marked ${marked} run(s) interrupted: a process left them running when it lost the database connection or was stopped. \`controls-migrate runs\` lists them; an apply or reconcile continues with --resume RUN_ID.`,
+      `Marked ${marked} run(s) interrupted: a process left them running when it lost the database connection or was stopped. \`controls-migrate runs\` lists them; an apply or reconcile continues with --resume RUN_ID, a revert with: revert RUN_ID --resume REVERT_ID.`,
     );
   }
   return marked;

@@ -1,7 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { type Kysely, sql } from "kysely";
-import { type Database, type Run, type RunMode, type RunStatus, TOOL_TABLES } from "./schema.ts";
+import {
+  type Database,
+  type Run,
+  type RunMode,
+  type RunStatus,
+  TOOL_TABLES,
+  WRITER_MODES,
+} from "./schema.ts";
 
 const T = TOOL_TABLES.runs;
 
@@ -32,6 +39,8 @@ export async function insertRun(
     parentRunId: string | null;
     options: Record<string, unknown>;
     toolVersion: string;
+    /** A revert that only writes its report. */
+    dryRun?: boolean;
   },
 ): Promise<void> {
   await db
@@ -43,6 +52,7 @@ export async function insertRun(
       parent_run_id: run.parentRunId,
       options: JSON.stringify(run.options),
       tool_version: run.toolVersion,
+      dry_run: run.dryRun ?? false,
       host: hostname(),
       pid: process.pid,
       heartbeat_at: new Date(),
@@ -125,7 +135,7 @@ export async function finishRun(
 }
 
 /**
- * Writer runs (apply/reconcile) that did not complete and still have actions that are not final:
+ * Writer runs (apply, reconcile, revert) that did not complete and still have actions that are not final:
  * what a crash, a cancel or a failure left to resume. Call it while holding the writer lock.
  *
  * @example
@@ -136,7 +146,7 @@ export async function unfinishedWriterRuns(db: Kysely<Database>): Promise<Run[]>
     .selectFrom(T)
     .selectAll()
     .where("status", "in", ["running", "interrupted", "failed"])
-    .where("mode", "in", ["apply", "reconcile"])
+    .where("mode", "in", [...WRITER_MODES])
     .where(({ exists, selectFrom }) =>
       exists(
         selectFrom(`${TOOL_TABLES.actions} as a`)
@@ -164,7 +174,7 @@ export async function markStaleRunsInterrupted(
     .updateTable(T)
     .set({ status: "interrupted", finished_at: new Date() })
     .where("status", "=", "running")
-    .where("mode", "in", ["apply", "reconcile"]);
+    .where("mode", "in", [...WRITER_MODES]);
   if (exceptId) q = q.where("id", "<>", exceptId);
   const r = await q.executeTakeFirst();
   return Number(r.numUpdatedRows);
@@ -251,8 +261,26 @@ export async function latestRunningWriter(db: Kysely<Database>): Promise<Run | u
     .selectFrom(T)
     .selectAll()
     .where("status", "=", "running")
-    .where("mode", "in", ["apply", "reconcile"])
+    .where("mode", "in", [...WRITER_MODES])
     .orderBy(sql`heartbeat_at`, "desc")
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/**
+ * The latest writer run (apply, reconcile, revert), whatever its status: what `status` shows when
+ * no run is named.
+ *
+ * @example
+ *   const run = await latestWriterRun(db);
+ */
+export async function latestWriterRun(db: Kysely<Database>): Promise<Run | undefined> {
+  return db
+    .selectFrom(T)
+    .selectAll()
+    .where("mode", "in", [...WRITER_MODES])
+    .orderBy("started_at", "desc")
+    .orderBy("id", "desc")
     .limit(1)
     .executeTakeFirst();
 }

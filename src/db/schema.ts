@@ -30,6 +30,8 @@ export const TOOL_TABLES = {
   findings: `${TOOL_SCHEMA}.findings`,
   actions: `${TOOL_SCHEMA}.actions`,
   requestSeries: `${TOOL_SCHEMA}.request_series`,
+  runControls: `${TOOL_SCHEMA}.run_controls`,
+  runEvents: `${TOOL_SCHEMA}.run_events`,
 } as const;
 
 /** A timestamptz that the database fills in (`default now()`), overridable on insert/update. */
@@ -45,7 +47,9 @@ type Json<T> = ColumnType<T, string, string>;
 /** A jsonb column with a database default. */
 type JsonWithDefault<T> = ColumnType<T, string | undefined, string>;
 
-export type RunMode = "plan" | "apply" | "reconcile";
+export type RunMode = "plan" | "apply" | "reconcile" | "revert";
+/** The modes that write to the platform (take the writer lock, journal actions). */
+export const WRITER_MODES: readonly RunMode[] = ["apply", "reconcile", "revert"];
 /**
  * running → completed | failed | interrupted; declined when the writes were not confirmed (nothing
  * written), discarded when a person gave the run up (`controls-migrate discard`).
@@ -91,6 +95,8 @@ export interface RunsTable {
   strategy: string | null;
   /** Why the run failed or was closed, secret-free; null for a run that completed. */
   error: string | null;
+  /** A revert that only wrote its report (`revert --dry-run`, 0003): it sent nothing. */
+  dry_run: ColumnType<boolean, boolean | undefined, boolean>;
   tool_version: string;
   host: string;
   pid: number;
@@ -188,6 +194,44 @@ export interface RequestSeriesTable {
   ambiguous: number;
 }
 
+/** What a run is told to do while it runs (0003): pause, rate budget; and what it reported. */
+export interface RunControlsTable {
+  run_id: string;
+  paused: ColumnType<boolean, boolean | undefined, boolean>;
+  /** The write budget in requests/s; null: the run's own --rate. */
+  rate_budget: number | null;
+  /** Bumped by every change; the running process acknowledges with `applied_version`. */
+  version: ColumnType<number, number | undefined, number>;
+  applied_version: ColumnType<number, number | undefined, number>;
+  applied_at: NullableTimestamp;
+  /** What the running process last reported (see `run-status.ts`), once a second. */
+  report: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  reported_at: NullableTimestamp;
+}
+
+export type RunEventKind =
+  | "pause"
+  | "continue"
+  | "set_rate"
+  | "throttle_on"
+  | "throttle_off"
+  | "window_closed"
+  | "window_open";
+
+/** Every pause, continue and rate change of a run, and every hold by throttle file or window. */
+export interface RunEventsTable {
+  id: Generated<number>;
+  run_id: string;
+  at: Timestamp;
+  kind: RunEventKind;
+  /** set_rate: the new budget in requests/s. */
+  rate: number | null;
+  /** `user@host` of the person (or the running process, for throttle-file and window holds). */
+  who: string;
+  pid: number | null;
+  detail: string | null;
+}
+
 export interface Database {
   [TOOL_TABLES.runs]: RunsTable;
   [TOOL_TABLES.sourceRows]: SourceRowsTable;
@@ -196,6 +240,8 @@ export interface Database {
   [TOOL_TABLES.findings]: FindingsTable;
   [TOOL_TABLES.actions]: ActionsTable;
   [TOOL_TABLES.requestSeries]: RequestSeriesTable;
+  [TOOL_TABLES.runControls]: RunControlsTable;
+  [TOOL_TABLES.runEvents]: RunEventsTable;
 }
 
 export type Run = Selectable<RunsTable>;
@@ -212,3 +258,5 @@ export type NewFinding = Insertable<FindingsTable>;
 export type Action = Selectable<ActionsTable>;
 export type NewAction = Insertable<ActionsTable>;
 export type ActionUpdate = Updateable<ActionsTable>;
+export type RunControlRow = Selectable<RunControlsTable>;
+export type RunEvent = Selectable<RunEventsTable>;

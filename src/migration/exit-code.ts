@@ -30,7 +30,7 @@ export function exitCodeFor(t: RunTally): ExitCode {
   if (t.interrupted) return ExitCode.interrupted;
   if (t.mode === "plan") return t.reportableFindings > 0 ? ExitCode.findings : ExitCode.ok;
   if (t.failedActions > 0 || t.unsettledActions > 0) return ExitCode.actionsFailed;
-  if (t.mode === "apply") return ExitCode.ok;
+  if (t.mode === "apply" || t.mode === "revert") return ExitCode.ok;
   // reconcile: each succeeded action resolved one finding; what is left is for people.
   return t.reportableFindings - t.succeededActions > 0 ? ExitCode.findings : ExitCode.ok;
 }

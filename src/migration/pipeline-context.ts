@@ -40,6 +40,8 @@ export interface PipelineDeps {
   readonly databaseLabel?: string | Record<string, unknown>;
   /** Told the run's id as soon as it exists, so that a later failure can name it. */
   readonly onRunStarted?: (runId: string) => void;
+  /** PGlite's data folder, beside which a writer keeps its local channel (status, steering). */
+  readonly localChannelDir?: string;
 }
 
 /** The executor's view of a run. */
@@ -56,6 +58,7 @@ export function executorContext(
     progress: deps.progress,
     signal: deps.signal,
     options,
+    ...(deps.localChannelDir ? { localChannelDir: deps.localChannelDir } : {}),
   };
 }
 

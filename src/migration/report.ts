@@ -3,12 +3,13 @@ import { access, lstat, mkdir, realpath, rm, stat, writeFile } from "node:fs/pro
 import { dirname, join, resolve, sep } from "node:path";
 import type { Kysely } from "kysely";
 import { type DiffRecord, diffPage } from "../db/finding-queries.ts";
+import { listRunEvents } from "../db/run-control-queries.ts";
 import type { Database } from "../db/schema.ts";
 import { UserError } from "../errors.ts";
 import { type DiffRow, writeDiffCsv } from "../reports/csv.ts";
 import { writeReportHtml } from "../reports/html/write-report-html.ts";
 import { claimReportDir } from "../reports/report-files.ts";
-import { type RunSummary, writeSummaries } from "../reports/summary.ts";
+import { type ControlEventFigure, type RunSummary, writeSummaries } from "../reports/summary.ts";
 import { htmlReportInput } from "./report-html-input.ts";
 
 /**
@@ -136,9 +137,26 @@ export async function writeRunReport(
   await claimReportDir(dir, summary.run_id, force);
   const csv = join(dir, "diff.csv");
   const rows = await writeDiffCsv(csv, diffRows(db, summary.run_id, all));
-  const full: RunSummary = { ...summary, reports: { dir, diff_csv: csv, rows } };
+  const events = await controlEvents(db, summary.run_id);
+  const full: RunSummary = {
+    ...summary,
+    ...(events.length > 0 ? { control_events: events } : {}),
+    reports: { dir, diff_csv: csv, rows },
+  };
   await writeSummaries(join(dir, "summary.json"), join(dir, "summary.md"), full);
   const html = join(dir, "report.html");
   await writeReportHtml(html, await htmlReportInput(db, full), diffRows(db, summary.run_id, all));
   return full;
+}
+
+/** The run's pauses, continues, rate changes and holds, as summary.json lists them. */
+async function controlEvents(db: Kysely<Database>, runId: string): Promise<ControlEventFigure[]> {
+  return (await listRunEvents(db, runId)).map((e) => ({
+    at: e.at.toISOString(),
+    who: e.who,
+    pid: e.pid,
+    event: e.kind,
+    rate: e.rate,
+    detail: e.detail,
+  }));
 }

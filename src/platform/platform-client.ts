@@ -86,6 +86,11 @@ export interface PlatformClient {
     opts?: { signal?: AbortSignal },
   ): Promise<{ alreadyDeleted: boolean }>;
   metrics(): ClientMetrics;
+  /**
+   * Sets the rate budget of one path template (requests/s) from now on, for every request to it
+   * (`set-rate` on a running run sets the write path's, `PATHS.controls`).
+   */
+  setRate(template: string, rps: number): void;
   /** Cancels whatever is waiting or in flight; later calls fail as cancelled. */
   close(): Promise<void>;
 }
@@ -335,6 +340,7 @@ export function createPlatformClient(
     createIdentityControl,
     deleteIdentityControl,
     metrics: () => metrics.snapshot(budget.snapshot()),
+    setRate: (template, rps) => budget.setRate(template, rps),
     close: async () => {
       closing.abort(new Error("platform client closed"));
     },

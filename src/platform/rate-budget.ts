@@ -111,6 +111,17 @@ export class RateBudget {
   }
 
   /**
+   * Sets the sustained rate of `key` from now on: an operator's `set-rate` on a running run. It
+   * replaces whatever a 429 halved the rate to; a running penalty still holds until it ends.
+   *
+   * @example
+   *   budget.setRate("/v2/identity/controls", 5);
+   */
+  setRate(key: string, rate: number): void {
+    this.#get(key).bucket.setRate(rate);
+  }
+
+  /**
    * Records a 429. Returns true when this opened a new penalty (and so logged the warning); 429s
    * of requests that were already in flight merge into the running penalty silently.
    */

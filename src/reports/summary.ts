@@ -14,10 +14,34 @@ export interface EndpointFigures {
   readonly p95_ms: number | null;
 }
 
+/** One pause, continue, rate change or hold, as summary.json lists it. */
+export interface ControlEventFigure {
+  readonly at: string;
+  /** `user@host` (the run's own process for a throttle-file or time-window hold). */
+  readonly who: string;
+  readonly pid: number | null;
+  /** pause, continue, set_rate, throttle_on, throttle_off, window_closed, window_open. */
+  readonly event: string;
+  readonly rate: number | null;
+  readonly detail: string | null;
+}
+
+/** What a revert did beyond its journal counts. */
+export interface RevertFigures {
+  readonly of_run_id: string;
+  readonly dry_run: boolean;
+  /** The pruned controls created again: a new control each, with a new id. */
+  readonly recreated: readonly {
+    readonly identity_id: string;
+    readonly deleted_control_id: string;
+    readonly new_control_id: string;
+  }[];
+}
+
 /** summary.json; the key set is part of the tool's interface (README "Reports"). */
 export interface RunSummary {
   readonly run_id: string;
-  readonly mode: "plan" | "apply" | "reconcile";
+  readonly mode: "plan" | "apply" | "reconcile" | "revert";
   readonly status: string;
   readonly started_at: string;
   readonly finished_at: string;
@@ -55,6 +79,10 @@ export interface RunSummary {
     readonly resolved_findings: number;
   } | null;
   readonly exit_code: number;
+  /** Every pause, continue and rate change of the run, and every hold, oldest first. */
+  readonly control_events?: readonly ControlEventFigure[];
+  /** A revert: the run it reverts, and the controls it re-created (each has a new id). */
+  readonly revert?: RevertFigures;
   readonly reports: { readonly dir: string; readonly diff_csv: string; readonly rows: number };
 }
 
@@ -144,8 +172,60 @@ export function renderSummaryMarkdown(s: RunSummary): string {
         : "No previous reconcile to compare with.",
     );
   }
+  parts.push(...revertSection(s.revert), ...controlEventsSection(s.control_events));
   parts.push("", `Diff: \`${s.reports.diff_csv}\` (${s.reports.rows} rows).`, "");
   return parts.join("\n");
+}
+
+/** How many re-created controls summary.md lists (summary.json lists them all). */
+const RECREATED_SHOWN = 50;
+
+function revertSection(r: RevertFigures | undefined): string[] {
+  if (!r) return [];
+  const lines = [
+    "",
+    "## Revert",
+    "",
+    r.dry_run
+      ? `Dry run: what reverting run ${r.of_run_id} would do, from its journal; nothing was sent. Each control is re-read right before its delete in a real revert.`
+      : `Reverts run ${r.of_run_id}: the controls it created are deleted (if still active, CLIENT, overridable and of the same id); the controls it pruned are created again as CLIENT SELL_ONLY with reason \`revert of ${r.of_run_id}\`.`,
+  ];
+  if (r.recreated.length > 0) {
+    lines.push(
+      "",
+      `${r.recreated.length} pruned controls were created again; each is a new control with a new id:`,
+      "",
+      table(
+        ["identity", "deleted control", "new control"],
+        r.recreated
+          .slice(0, RECREATED_SHOWN)
+          .map((c) => [c.identity_id, c.deleted_control_id, c.new_control_id]),
+      ),
+    );
+    if (r.recreated.length > RECREATED_SHOWN) {
+      lines.push("", `(and ${r.recreated.length - RECREATED_SHOWN} more, in summary.json)`);
+    }
+  }
+  return lines;
+}
+
+function controlEventsSection(events: readonly ControlEventFigure[] | undefined): string[] {
+  if (!events || events.length === 0) return [];
+  return [
+    "",
+    "## Pauses and rate changes",
+    "",
+    table(
+      ["at", "who", "what"],
+      events.map((e) => [
+        e.at,
+        `${e.who}${e.pid === null ? "" : ` (pid ${e.pid})`}`,
+        [e.event === "set_rate" ? `set-rate ${e.rate}` : e.event, e.detail]
+          .filter(Boolean)
+          .join(": "),
+      ]),
+    ),
+  ];
 }
 
 export async function writeSummaries(

@@ -33,6 +33,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "source_anomalies",
     "strategy",
     "error",
+    "dry_run",
   ],
   source_rows: [
     "run_id",
@@ -93,6 +94,17 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "updated_at",
   ],
   request_series: ["run_id", "at", "requests", "rate_limited", "retries", "ambiguous"],
+  run_controls: [
+    "run_id",
+    "paused",
+    "rate_budget",
+    "version",
+    "applied_version",
+    "applied_at",
+    "report",
+    "reported_at",
+  ],
+  run_events: ["id", "run_id", "at", "kind", "rate", "who", "pid", "detail"],
 };
 
 for (const b of backends) {

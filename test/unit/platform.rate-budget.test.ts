@@ -65,4 +65,26 @@ describe("RateBudget", () => {
     assert.equal(budget.snapshot()["/v2/identity/controls"]?.pausedUntil, null);
     assert.equal(await budget.take("/v2/identity/controls"), true);
   });
+
+  it("setRate changes one endpoint's budget from now on, at most that many grants in any second, and leaves the others alone", async () => {
+    const budget = new RateBudget({
+      rate: 40,
+      penaltyS: 300,
+      logger: createLogger({ level: "error" }),
+    });
+    const controls = "/v2/identity/controls";
+    budget.setRate(controls, 5);
+    assert.equal(budget.snapshot()[controls]?.rate, 5);
+    const grants: number[] = [];
+    const end = Date.now() + 2200;
+    while (Date.now() < end) if (await budget.take(controls)) grants.push(Date.now());
+    for (let i = 5; i < grants.length; i++) {
+      const span = grants[i]! - grants[i - 5]!;
+      assert.ok(span >= 1000, `six grants within ${span} ms`);
+    }
+    assert.ok(grants.length >= 10 && grants.length <= 15, `${grants.length} grants in 2.2 s`);
+    budget.setRate(controls, 40);
+    assert.equal(budget.snapshot()[controls]?.rate, 40);
+    assert.equal(budget.snapshot()["/v2/identity/identities"], undefined);
+  });
 });

@@ -61,4 +61,62 @@ describe("run summaries", () => {
       /source: 10000 rows read, 1200 candidates, 12 anomalies/,
     );
   });
+
+  it("lists every pause, continue, rate change and hold with who and when", () => {
+    const md = renderSummaryMarkdown({
+      ...applied,
+      control_events: [
+        {
+          at: "2026-11-22T10:15:01.000Z",
+          who: "ana@ops1",
+          pid: 42,
+          event: "pause",
+          rate: null,
+          detail: null,
+        },
+        {
+          at: "2026-11-22T10:15:02.000Z",
+          who: "ana@ops1",
+          pid: 43,
+          event: "set_rate",
+          rate: 5,
+          detail: null,
+        },
+        {
+          at: "2026-11-22T10:15:02.500Z",
+          who: "cm@ops1",
+          pid: 7,
+          event: "throttle_on",
+          rate: null,
+          detail: "/run/t",
+        },
+      ],
+    });
+    assert.match(md, /## Pauses and rate changes/);
+    assert.match(md, /2026-11-22T10:15:01.000Z \| ana@ops1 \(pid 42\) \| pause/);
+    assert.match(md, /set-rate 5/);
+    assert.match(md, /throttle_on: \/run\/t/);
+    assert.doesNotMatch(renderSummaryMarkdown(applied), /Pauses and rate changes/);
+  });
+
+  it("a revert says which run it reverts and lists the re-created controls with their new ids", () => {
+    const md = renderSummaryMarkdown({
+      ...applied,
+      mode: "revert",
+      revert: {
+        of_run_id: "20261122-090000-cd34",
+        dry_run: false,
+        recreated: [{ identity_id: "i-1", deleted_control_id: "c-old", new_control_id: "c-new" }],
+      },
+    });
+    assert.match(md, /Reverts run 20261122-090000-cd34/);
+    assert.match(md, /1 pruned controls were created again; each is a new control with a new id/);
+    assert.match(md, /i-1 \| c-old \| c-new/);
+    const dry = renderSummaryMarkdown({
+      ...applied,
+      mode: "revert",
+      revert: { of_run_id: "r0", dry_run: true, recreated: [] },
+    });
+    assert.match(dry, /Dry run: what reverting run r0 would do/);
+  });
 });

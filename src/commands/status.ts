@@ -1,0 +1,142 @@
+/**
+ * `status [RUN_ID] [--watch]`: what a writer run is doing, from another terminal. On PostgreSQL it
+ * reads the tool's schema (any machine that reaches the database); on PGlite, whose data folder a
+ * running writer owns, it reads the status file the writer keeps beside it (`local-channel.ts`),
+ * and opens the database only when no live run wrote that file.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Argv, CommandModule } from "yargs";
+import {
+  type Argv as ConfigArgv,
+  type GlobalConfig,
+  loadStatusConfig,
+  statusOptions,
+  withOptions,
+} from "../config.ts";
+import { type DatabaseHandle, openDatabase } from "../db/connect.ts";
+import { ensureSchema } from "../db/migrate.ts";
+import { getRun, latestWriterRun } from "../db/run-queries.ts";
+import { ExitCode, UserError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { readFreshStatus } from "../migration/local-channel.ts";
+import { type RunStatusView, readRunStatus } from "../migration/run-status.ts";
+import { renderRunStatus } from "../reports/run-status-text.ts";
+import { type CommandContext, runCommand } from "./run-command.ts";
+
+const WATCH_EVERY_MS = 2_000;
+/** How long `status` waits on PGlite for a run that is closing to let go of the data folder. */
+const CLOSING_WAIT_MS = 10_000;
+
+/** Reads one run's status; keeps the database open between reads of a `--watch`. */
+class StatusReader {
+  #handle: DatabaseHandle | undefined;
+
+  constructor(
+    private readonly global: GlobalConfig,
+    private readonly logger: Logger,
+    private readonly runId: string | undefined,
+  ) {}
+
+  async read(): Promise<RunStatusView> {
+    if (!this.global.databaseUrl) {
+      const live = readFreshStatus(this.global.dataDir);
+      if (live && (!this.runId || live.run_id === this.runId))
+        return live as unknown as RunStatusView;
+    }
+    const handle = await this.#open();
+    const run = this.runId ? await getRun(handle.db, this.runId) : await latestWriterRun(handle.db);
+    if (!run) {
+      throw new UserError(
+        this.runId
+          ? `No run "${this.runId}". List runs with: controls-migrate runs`
+          : "No apply, reconcile or revert has run on this database yet.",
+      );
+    }
+    const view = await readRunStatus(handle.db, run, new Date());
+    // PGlite: let a run that starts meanwhile open the folder.
+    if (!this.global.databaseUrl) await this.close();
+    return view;
+  }
+
+  async #open(): Promise<DatabaseHandle> {
+    if (this.#handle) return this.#handle;
+    const handle = await this.#openSoon();
+    try {
+      await ensureSchema(handle.db, this.logger);
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+    this.#handle = handle;
+    return handle;
+  }
+
+  /**
+   * PGlite: a run that just stopped writing still holds the data folder while it closes (its status
+   * file is gone by then); wait a little for it rather than fail.
+   */
+  async #openSoon(): Promise<DatabaseHandle> {
+    const deadline = Date.now() + (this.global.databaseUrl ? 0 : CLOSING_WAIT_MS);
+    for (;;) {
+      try {
+        return await openDatabase(this.global, this.logger);
+      } catch (err) {
+        if (!(err instanceof UserError) || Date.now() >= deadline) throw err;
+        await sleep(250);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    const h = this.#handle;
+    this.#handle = undefined;
+    await h?.close();
+  }
+}
+
+async function status(ctx: CommandContext): Promise<number> {
+  const { argv, global, logger, signal } = ctx;
+  const { watch } = loadStatusConfig(argv);
+  const runId = argv["run-id"] === undefined ? undefined : String(argv["run-id"]);
+  const reader = new StatusReader(global, logger, runId);
+  const tty = process.stdout.isTTY === true && !global.json;
+  try {
+    for (;;) {
+      const view = await reader.read();
+      const text = global.json ? JSON.stringify(view) : renderRunStatus(view);
+      // On a terminal a watch redraws in place; elsewhere each refresh is one more block (or line).
+      if (watch && tty) process.stdout.write("\x1b[H\x1b[2J");
+      process.stdout.write(`${text}\n${watch && !global.json && !tty ? "\n" : ""}`);
+      if (!watch || view.status !== "running" || signal.aborted) break;
+      await sleep(WATCH_EVERY_MS, undefined, { signal }).catch(() => {});
+      if (signal.aborted) break;
+    }
+  } finally {
+    await reader.close();
+  }
+  // Ctrl-C stops the watching, never the run: that is a normal end.
+  return signal.aborted ? ExitCode.interrupted : ExitCode.ok;
+}
+
+/** `status [RUN_ID]`. */
+export const statusCommand: CommandModule = {
+  command: "status [run-id]",
+  describe:
+    "Show a writer run (the latest, or the one named): status, progress, write rate, ETA, 429s, paused or not, rate budget. Works from another terminal while it runs.",
+  builder: (y: Argv) =>
+    withOptions(
+      y.positional("run-id", {
+        type: "string",
+        describe: "The run, as listed by `controls-migrate runs`; default: the latest writer run.",
+      }),
+      statusOptions,
+      "Status:",
+    )
+      .example("$0 status", "The latest apply/reconcile/revert")
+      .example("$0 status --watch", "Refresh every 2 s until it ends")
+      .example("$0 status 20261122-101500-cd34 --json", "One JSON object, for scripts")
+      .epilogue(
+        "Exit codes: 0 shown, 1 no such run or no database, 130 watching stopped by Ctrl-C.",
+      ),
+  handler: (argv) => runCommand(argv as ConfigArgv, status),
+};

@@ -1,0 +1,84 @@
+/**
+ * `status` as a person reads it: a few lines per run (`status --json` prints the view as is).
+ */
+import { escapeInvisible as visible } from "../visible-text.ts";
+
+/** What only the running process knows, reported once a second. */
+export interface LiveReport {
+  /** Actions finished per second over the last minute (or since writing began). */
+  readonly rate_per_s: number;
+  /** Writes are held (pause, throttle file, time window). */
+  readonly paused: boolean;
+  /** What holds them, in words. */
+  readonly held_by: readonly string[];
+  /** The write path's current budget, requests/s (after any set-rate, or a 429's halving). */
+  readonly rate_budget: number;
+  readonly requests: {
+    readonly rate_limited: number;
+    readonly retries: number;
+    readonly ambiguous: number;
+  };
+}
+
+/** `status --json`: one object per run. */
+export interface RunStatusView {
+  readonly run_id: string;
+  readonly mode: string;
+  readonly status: string;
+  readonly dry_run: boolean;
+  readonly pid: number;
+  readonly host: string;
+  readonly started_at: string;
+  readonly heartbeat_at: string | null;
+  readonly heartbeat_age_s: number | null;
+  readonly actions: {
+    readonly total: number;
+    /** Final: succeeded, failed or skipped. */
+    readonly done: number;
+    readonly pending: number;
+    readonly in_flight: number;
+    readonly ambiguous: number;
+    readonly succeeded: number;
+    readonly failed: number;
+    readonly skipped: number;
+  };
+  readonly rate_per_s: number;
+  /** Seconds until the actions left are done at the current rate; null while held or idle. */
+  readonly eta_s: number | null;
+  readonly paused: boolean;
+  readonly held_by: readonly string[];
+  readonly rate_budget: number;
+  readonly requests: LiveReport["requests"];
+  /** When the running process last reported (null: it never did, or this is its own view). */
+  readonly reported_at: string | null;
+}
+
+const ago = (s: number | null) => (s === null ? "never" : `${s} s ago`);
+
+function duration(s: number): string {
+  if (s < 90) return `${s} s`;
+  if (s < 5400) return `${Math.round(s / 60)} min`;
+  return `${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min`;
+}
+
+/**
+ * @example
+ *   renderRunStatus(view) // "Run 20261122-101500-cd34: apply, running ..."
+ */
+export function renderRunStatus(v: RunStatusView): string {
+  const a = v.actions;
+  const live = v.status === "running";
+  const writes = !live
+    ? "Writes: none (the run is not running)."
+    : v.paused
+      ? `Writes: HELD: ${v.held_by.map((h) => visible(h)).join("; ") || "paused"}.`
+      : "Writes: flowing.";
+  const eta = v.eta_s === null ? (live ? "unknown while held or idle" : "-") : duration(v.eta_s);
+  return [
+    `Run ${v.run_id}: ${v.mode}${v.dry_run ? " (dry run)" : ""}, ${v.status}; pid ${v.pid} on ${visible(v.host)}, started ${v.started_at}, heartbeat ${ago(v.heartbeat_age_s)}.`,
+    `Actions: ${a.done} / ${a.total} done (${a.succeeded} succeeded, ${a.failed} failed, ${a.skipped} skipped); ${a.pending} pending, ${a.in_flight} in flight, ${a.ambiguous} ambiguous.`,
+    `Rate: ${v.rate_per_s} writes/s over the last minute; budget ${v.rate_budget} requests/s; ETA ${eta}.`,
+    `Requests so far: ${v.requests.rate_limited} answered 429, ${v.requests.retries} retries, ${v.requests.ambiguous} ambiguous outcomes.`,
+    writes,
+  ].join("\n");
+}

@@ -1,0 +1,157 @@
+/**
+ * `revert RUN_ID` through the CLI against the sandbox (issue 14): it deletes exactly the controls
+ * an apply created, leaves the ones it adopted, every SERVICE control and every other type, survives
+ * a SIGKILL with `--resume`, and refuses a second revert and the revert of a revert.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { syntheticIdentities } from "../../src/synthetic.ts";
+import { collect, runCli, spawnCli } from "../helpers/cli.ts";
+import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
+import { backends } from "../helpers/db.ts";
+
+const N = 4_700;
+const SEED = 16;
+const CONTROLS = "/v2/identity/controls";
+const flagged = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled).map((r) => r.id);
+const FAST = ["--rate", "300", "--allow-rate-above-limit", "--retry-base-ms", "5"];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Active controls of an identity, as the sandbox holds them. */
+const active = (sandbox: Sandbox, id: string) =>
+  sandbox.controlsOf(id).filter((c) => !c.deleted_at);
+
+const isClient = (setBy: string) => setBy === "CLIENT" || setBy === "SET_BY_CLIENT";
+
+backends.forEach((backend) => {
+  describe(`revert on ${backend.name}`, () => {
+    let rig: CliRig;
+    let dir: string;
+    let env: Record<string, string>;
+    let applyId: string;
+    /** control id → identity, of the controls the apply created. */
+    const created = new Map<string, string>();
+    /** control id → identity, of the controls the apply adopted. */
+    const adopted = new Map<string, string>();
+    const service: string[] = [];
+    const closed: string[] = [];
+
+    const cli = (args: string[]) => runCli([...args, ...rig.target.args], env);
+
+    before(async () => {
+      rig = await startCliRig(backend, { identities: N, seed: SEED, sandbox: { latencyMs: 2 } });
+      dir = mkdtempSync(join(tmpdir(), "cm-revert-"));
+      env = { ...rig.env, CONTROLS_PROGRESS: "false" };
+      // Controls the apply must never touch, nor its revert: SERVICE ones and another type.
+      for (const id of flagged.slice(0, 30)) {
+        service.push(rig.sandbox.addControl(id, { type: "SELL_ONLY", set_by: "SERVICE" }).id);
+      }
+      for (const id of flagged.slice(30, 40)) {
+        closed.push(rig.sandbox.addControl(id, { type: "CLOSED", set_by: "CLIENT" }).id);
+      }
+      // Ambiguous creates are verified and adopted: the journal then holds both outcomes.
+      rig.sandbox.setFaults({ ambiguousRate: 0.04 });
+      const r = await cli(["apply", "--yes", "--json", ...FAST, "--out", join(dir, "apply")]);
+      assert.equal(r.code, 0, r.stderr);
+      rig.sandbox.setFaults({ ambiguousRate: 0 });
+      applyId = JSON.parse(r.stdout).run_id;
+      const h = await rig.target.open();
+      try {
+        const rows = await h.db
+          .selectFrom("controls_migration.actions")
+          .select(["identity_id", "outcome", "result_control_id"])
+          .where("run_id", "=", applyId)
+          .where("status", "=", "succeeded")
+          .execute();
+        for (const a of rows) {
+          const into = a.outcome === "created" ? created : a.outcome === "adopted" ? adopted : null;
+          into?.set(String(a.result_control_id), a.identity_id);
+        }
+      } finally {
+        await h.close();
+      }
+      assert.ok(created.size > 400, `${created.size} created`);
+      assert.ok(adopted.size > 0, `${adopted.size} adopted`);
+    });
+    after(async () => {
+      await rig.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("revert --dry-run reports what it would undo and sends nothing", async () => {
+      const from = Date.now();
+      const r = await cli(["revert", applyId, "--dry-run", "--json", "--out", join(dir, "dry")]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(rig.sandbox.requestsIn({ from, endpoint: CONTROLS }).served, 0);
+      const s = JSON.parse(r.stdout);
+      assert.equal(s.mode, "revert");
+      assert.equal(s.outcomes["skipped:dry_run"], created.size);
+      assert.match(readFileSync(join(dir, "dry", "summary.md"), "utf8"), /Dry run/);
+    });
+
+    it("revert off a terminal without --yes is refused and sends nothing", async () => {
+      const r = await cli(["revert", applyId]);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /needs confirmation: pass --yes/);
+    });
+
+    it("a revert killed by SIGKILL and resumed deletes exactly the controls the apply created, and nothing else", async () => {
+      const child = spawnCli(
+        ["revert", applyId, "--yes", "--rate", "40", "--out", join(dir, "rev"), ...rig.target.args],
+        env,
+      );
+      const done = collect(child);
+      const gone = () =>
+        [...created].filter(([c, id]) => !active(rig.sandbox, id).some((x) => x.id === c)).length;
+      const end = Date.now() + 60_000;
+      while (gone() < 60 && Date.now() < end) await sleep(20);
+      child.kill("SIGKILL");
+      await done;
+      assert.ok(gone() >= 60 && gone() < created.size, `${gone()} deleted before the kill`);
+
+      // A new revert is refused while this one is unfinished, and says how to go on.
+      const again = await cli(["revert", applyId, "--yes"]);
+      assert.equal(again.code, 1);
+      const resumeId = /continue it with: .* --resume (\d{8}-\d{6}-[0-9a-f]{4})/.exec(
+        again.stderr,
+      )?.[1];
+      assert.ok(resumeId, again.stderr);
+
+      const r = await cli(["revert", applyId, "--resume", resumeId, "--yes", "--json", ...FAST]);
+      assert.equal(r.code, 0, r.stderr);
+
+      for (const [c, id] of created) {
+        assert.ok(!active(rig.sandbox, id).some((x) => x.id === c), `created ${c} is gone`);
+      }
+      for (const [c, id] of adopted) {
+        assert.ok(
+          active(rig.sandbox, id).some((x) => x.id === c),
+          `adopted ${c} stays`,
+        );
+      }
+      const all = flagged.flatMap((id) => active(rig.sandbox, id));
+      for (const c of [...service, ...closed])
+        assert.ok(
+          all.some((x) => x.id === c),
+          `${c} stays`,
+        );
+      const clientSellOnly = all.filter((x) => x.type === "SELL_ONLY" && isClient(x.set_by));
+      assert.equal(clientSellOnly.length, adopted.size, "only the adopted client SELL_ONLY remain");
+    });
+
+    it("a second revert of the same run, and the revert of a revert, are refused", async () => {
+      const second = await cli(["revert", applyId, "--yes"]);
+      assert.equal(second.code, 1);
+      assert.match(second.stderr, /already reverted by run (\S+)/);
+      const revertId = /already reverted by run (\S+)/.exec(second.stderr)?.[1];
+      const ofRevert = await cli(["revert", String(revertId), "--yes"]);
+      assert.equal(ofRevert.code, 1);
+      assert.match(ofRevert.stderr, /itself a revert .* reverting a revert is refused/);
+    });
+  });
+});

@@ -1,0 +1,232 @@
+/**
+ * Operating a long run (issue 14) through the CLI: while an apply of about 2,000 creates runs
+ * against the sandbox (20 ms latency), a second process reads `status --json`, pauses and continues
+ * it, changes its rate, and a throttle file holds it; the sandbox's request log shows each effect,
+ * and the run ends with every control exactly once and the changes listed in summary.md.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { syntheticIdentities } from "../../src/synthetic.ts";
+import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.ts";
+import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
+import { backends } from "../helpers/db.ts";
+
+const N = 18_000;
+const SEED = 14;
+const RATE = 40;
+const CONTROLS = "/v2/identity/controls";
+const expected = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled).map((r) => r.id);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 30_000) {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** Writes to the controls path that reached the sandbox in [from, to]. */
+const writesIn = (sandbox: Sandbox, from: number, to?: number) =>
+  sandbox.requestsIn({ from, ...(to === undefined ? {} : { to }), endpoint: CONTROLS }).served;
+
+function clientSellOnly(sandbox: Sandbox, id: string): number {
+  return sandbox
+    .controlsOf(id)
+    .filter(
+      (c) => c.type === "SELL_ONLY" && (c.set_by === "CLIENT" || c.set_by === "SET_BY_CLIENT"),
+    ).length;
+}
+
+backends.forEach((backend) => {
+  describe(`steering a running apply on ${backend.name}`, () => {
+    let rig: CliRig;
+    let dir: string;
+    let env: Record<string, string>;
+    let db: readonly string[];
+
+    before(async () => {
+      rig = await startCliRig(backend, {
+        identities: N,
+        seed: SEED,
+        sandbox: { latencyMs: 20, rateLimitRps: 0 },
+      });
+      dir = mkdtempSync(join(tmpdir(), "cm-steer-"));
+      env = { ...rig.env, CONTROLS_PROGRESS: "false" };
+      db = rig.target.args;
+    });
+    after(async () => {
+      await rig.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    const cli = async (args: string[]): Promise<CliResult> => {
+      const r = await runCli([...args, ...db], env);
+      return r;
+    };
+    const statusJson = async () => {
+      const r = await cli(["status", "--json"]);
+      assert.equal(r.code, 0, r.stderr);
+      return JSON.parse(r.stdout) as {
+        run_id: string;
+        status: string;
+        actions: {
+          total: number;
+          done: number;
+          pending: number;
+          in_flight: number;
+          failed: number;
+        };
+        rate_per_s: number;
+        eta_s: number | null;
+        paused: boolean;
+        rate_budget: number;
+      };
+    };
+
+    it("status, pause, continue, set-rate and the throttle file steer the run, and every control is created exactly once", async () => {
+      const throttle = join(dir, "throttle");
+      const out = join(dir, "apply");
+      const run = collect(
+        spawnCli(
+          [
+            "apply",
+            "--yes",
+            "--rate",
+            String(RATE),
+            "--allow-rate-above-limit",
+            "--throttle-file",
+            throttle,
+            "--out",
+            out,
+            ...db,
+          ],
+          env,
+        ),
+      );
+      let ended: CliResult | undefined;
+      let firstWriteAt = 0;
+      void run.then((r) => {
+        ended = r;
+      });
+      await waitFor(
+        "the first creates",
+        () => {
+          if (ended) assert.fail(`apply ended early (${ended.code}): ${ended.stderr}`);
+          if (firstWriteAt === 0 && writesIn(rig.sandbox, 0) > 0) firstWriteAt = Date.now();
+          return writesIn(rig.sandbox, 0) > 120;
+        },
+        90_000,
+      );
+
+      // status --json from a second process: done grows, the rate is the budget's, a sane ETA.
+      const first = await statusJson();
+      assert.equal(first.status, "running");
+      assert.equal(first.rate_budget, RATE);
+      assert.equal(first.paused, false);
+      const askedAt = Date.now();
+      const second = await statusJson();
+      // What the sandbox saw from the first create to the status request (the run reports once a
+      // second). On a loaded machine the run may not reach its budget: status must say so truly.
+      const seen =
+        writesIn(rig.sandbox, firstWriteAt - 100, askedAt) / ((askedAt - firstWriteAt) / 1000);
+      assert.ok(second.actions.done > first.actions.done, "done grows");
+      assert.ok(second.actions.total >= expected.length - 5, `total ${second.actions.total}`);
+      assert.ok(
+        Math.abs(second.rate_per_s - seen) <= seen * 0.15,
+        `status says ${second.rate_per_s}/s, the sandbox saw ${seen.toFixed(1)}/s`,
+      );
+      assert.ok(second.rate_per_s <= RATE * 1.1, `never above the budget: ${second.rate_per_s}/s`);
+      assert.ok(second.rate_per_s >= RATE * 0.5, `near the budget: ${second.rate_per_s}/s`);
+      const left = second.actions.total - second.actions.done;
+      assert.ok(second.eta_s !== null, "an ETA while writing");
+      assert.ok(
+        Math.abs(second.eta_s - left / second.rate_per_s) <= Math.max(3, (left / RATE) * 0.2),
+        `ETA ${second.eta_s} s for ${left} left at ${second.rate_per_s}/s`,
+      );
+
+      // pause: no create reaches the sandbox until continue, from 1 s after the running process
+      // acknowledged it (the command returns then; starting a CLI process takes longer than that
+      // on a loaded machine, so the clock starts at its answer).
+      const paused = await cli(["pause"]);
+      const pausedAt = Date.now() - 1_000;
+      assert.equal(paused.code, 0, paused.stderr);
+      assert.match(paused.stderr, /paused/);
+      await sleep(3_000);
+      const asPaused = await statusJson();
+      assert.equal(asPaused.paused, true);
+      const continuedAt = Date.now();
+      assert.equal(
+        writesIn(rig.sandbox, pausedAt + 2_000, continuedAt),
+        0,
+        "no write while paused",
+      );
+      const cont = await cli(["continue"]);
+      assert.equal(cont.code, 0, cont.stderr);
+      await waitFor("writes again", () => writesIn(rig.sandbox, continuedAt) > 10);
+
+      // set-rate 5: at most 5 creates in any one-second window from 2 s after it was acknowledged.
+      const slow = await cli(["set-rate", "5"]);
+      const slowAt = Date.now();
+      assert.equal(slow.code, 0, slow.stderr);
+      await sleep(Math.max(0, slowAt + 6_000 - Date.now()));
+      const slowEnd = Date.now();
+      let most = 0;
+      // The sandbox stamps arrivals, so allow a few ms of network and scheduling jitter.
+      for (let t = slowAt + 2_000; t + 1_000 <= slowEnd; t += 25) {
+        most = Math.max(most, writesIn(rig.sandbox, t, t + 1_000 - 20));
+      }
+      assert.ok(most <= 5, `${most} creates in one second at set-rate 5`);
+      assert.ok(most >= 3, `still writing at set-rate 5 (${most} a second)`);
+      const fast = await cli(["set-rate", String(RATE), "--allow-rate-above-limit"]);
+      assert.equal(fast.code, 0, fast.stderr);
+      const fastAt = Date.now();
+      await sleep(1_500);
+      assert.ok(writesIn(rig.sandbox, fastAt + 500, fastAt + 1_500) > 15, "the rate is restored");
+
+      // The throttle file: while it exists nothing is sent; removing it resumes.
+      writeFileSync(throttle, "");
+      const throttledAt = Date.now();
+      await sleep(2_500);
+      const releasedAt = Date.now();
+      assert.equal(writesIn(rig.sandbox, throttledAt + 1_000, releasedAt), 0, "held by the file");
+      rmSync(throttle);
+      await waitFor("writes after the file went", () => writesIn(rig.sandbox, releasedAt) > 10);
+
+      const r = await run;
+      assert.equal(r.code, 0, r.stderr);
+      for (const id of expected) assert.equal(clientSellOnly(rig.sandbox, id), 1, id);
+      assert.equal(rig.sandbox.stats().integrity.identitiesWithDuplicateClientSellOnly, 0);
+
+      const md = readFileSync(join(out, "summary.md"), "utf8");
+      assert.match(md, /## Pauses and rate changes/);
+      for (const what of [
+        "pause",
+        "continue",
+        "set-rate 5",
+        `set-rate ${RATE}`,
+        "throttle_on",
+        "throttle_off",
+      ]) {
+        assert.ok(md.includes(what), `summary.md lists ${what}`);
+      }
+      const done = await statusJson();
+      assert.equal(done.status, "completed");
+      assert.equal(done.actions.done, done.actions.total);
+    });
+
+    it("pause and set-rate with no run going are refused and name what is missing", async () => {
+      const p = await cli(["pause"]);
+      assert.equal(p.code, 1);
+      assert.match(p.stderr, /No apply, reconcile or revert is running/);
+      const s = await cli(["set-rate", "80"]);
+      assert.equal(s.code, 1);
+      assert.match(s.stderr, /set-rate 80 is above the platform's limit of 50/);
+    });
+  });
+});

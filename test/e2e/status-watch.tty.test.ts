@@ -1,0 +1,45 @@
+/**
+ * `status --watch` on a terminal (issue 14): while an apply runs, the status is redrawn in place
+ * every 2 s, and Ctrl-C stops the watching, never the run.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { collect, spawnCli } from "../helpers/cli.ts";
+import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
+import { backends } from "../helpers/db.ts";
+import { spawnInTty } from "../helpers/tty.ts";
+
+const CLEAR = "\x1b[H\x1b[2J";
+
+describe("status --watch on a terminal", () => {
+  let rig: CliRig;
+  before(async () => {
+    rig = await startCliRig(backends[0]!, {
+      identities: 1_800,
+      seed: 15,
+      sandbox: { latencyMs: 5 },
+    });
+  });
+  after(() => rig.close());
+
+  it("redraws the running run in place every 2 s, and Ctrl-C stops the watching but not the run", async () => {
+    const env = { ...rig.env, CONTROLS_PROGRESS: "false" };
+    const run = collect(spawnCli(["apply", "--yes", "--rate", "10", ...rig.target.args], env));
+    const end = Date.now() + 60_000;
+    while (rig.sandbox.requestsIn({ from: 0, endpoint: "/v2/identity/controls" }).served === 0) {
+      assert.ok(Date.now() < end, "the apply began writing");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const watch = spawnInTty(["status", "--watch", ...rig.target.args], { env });
+    await watch.waitFor(/apply, running[\s\S]*apply, running[\s\S]*apply, running/, 60_000);
+    const shown = watch.output();
+    assert.ok(shown.split(CLEAR).length - 1 >= 3, "each refresh clears the screen first");
+    assert.match(shown, /Actions: \d+ \/ \d+ done/);
+    assert.match(shown, /budget 10 requests\/s/);
+    watch.type("\x03");
+    const w = await watch.done;
+    assert.equal(w.code, 130);
+    const r = await run;
+    assert.equal(r.code, 0, r.stderr);
+  });
+});
