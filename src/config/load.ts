@@ -12,13 +12,10 @@ import {
   holdOptions,
   reconcileOptions,
   reportOptions,
-  revertOptions,
   runOptions,
   runsOptions,
   seedOptions,
-  setRateOptions,
   showOptions,
-  statusOptions,
   writeOptions,
 } from "./command-options.ts";
 import type { OptionDef, OptionTable, OptionValues } from "./option-def.ts";
@@ -44,8 +41,6 @@ export type PipelineConfig = OptionValues<
 >;
 /** What writes are held by, besides `pause`: the throttle file and the daily window. */
 export type HoldConfig = OptionValues<typeof holdOptions>;
-export type RevertConfig = OptionValues<typeof revertTable>;
-export type StatusConfig = OptionValues<typeof statusOptions>;
 export type RunsConfig = OptionValues<typeof runsOptions>;
 export type ShowConfig = OptionValues<typeof showOptions>;
 export type ReportConfig = OptionValues<typeof reportOptions>;
@@ -123,7 +118,7 @@ export function refuseProblems(problems: readonly string[]): void {
 }
 
 /** Compiles one table, refusing any problem. */
-function load<T extends OptionTable>(table: T, argv: Argv, env: Env): OptionValues<T> {
+export function load<T extends OptionTable>(table: T, argv: Argv, env: Env): OptionValues<T> {
   const problems: string[] = [];
   const values = readTable(table, argv, env, problems);
   refuseProblems(problems);
@@ -166,7 +161,7 @@ export function loadPlatformConfig(argv: Argv, env: Env = process.env): Platform
 }
 
 /** The platform config, its problems appended to `problems` (then the result is unusable). */
-function readPlatform(argv: Argv, env: Env, problems: string[]): PlatformConfig {
+export function readPlatform(argv: Argv, env: Env, problems: string[]): PlatformConfig {
   const { clientSecretFile, ...values } = readTable(platformOptions, argv, env, problems);
   const secret = readSecret(clientSecretFile, env, problems);
   const ceiling = rateCeilingProblem(
@@ -258,67 +253,6 @@ const pipelineTable = {
   ...applyOptions,
   ...reconcileOptions,
 };
-
-const revertTable = {
-  out: runOptions.out,
-  yes: writeOptions.yes,
-  resume: writeOptions.resume,
-  reasonCode: writeOptions.reasonCode,
-  ...holdOptions,
-  ...revertOptions,
-};
-
-/** What `revert` needs: its options, and the platform's unless it is a dry run. */
-export interface RevertConfigs {
-  readonly revert: RevertConfig;
-  /** Absent for `--dry-run`, which reads only the journal. */
-  readonly platform?: PlatformConfig;
-}
-
-/**
- * `revert RUN_ID`: its options and, unless `--dry-run`, the platform's, every problem at once.
- *
- * @example
- *   const { revert, platform } = loadRevertConfigs({ "dry-run": true }); // platform undefined
- */
-export function loadRevertConfigs(argv: Argv, env: Env = process.env): RevertConfigs {
-  const problems: string[] = [];
-  const revert = readTable(revertTable, argv, env, problems);
-  const platform = revert.dryRun ? undefined : readPlatform(argv, env, problems);
-  refuseProblems(problems);
-  return platform ? { revert, platform } : { revert };
-}
-
-/**
- * `status`: whether to keep watching.
- *
- * @example
- *   loadStatusConfig({ watch: true }).watch // true
- */
-export function loadStatusConfig(argv: Argv, env: Env = process.env): StatusConfig {
-  return load(statusOptions, argv, env);
-}
-
-/**
- * The rate `set-rate` asks for: a number as --rate takes, under the same ceiling.
- *
- * @example
- *   loadSetRate("5", {}) // 5
- *   loadSetRate("80", {}) // throws: above the platform's limit of 50 ...
- */
-export function loadSetRate(raw: unknown, argv: Argv, env: Env = process.env): number {
-  const problems: string[] = [];
-  const { allowRateAboveLimit } = readTable(setRateOptions, argv, env, problems);
-  const parsed = platformOptions.rate.schema.safeParse(raw);
-  if (!parsed.success) {
-    problems.push(`The rate ${parsed.error.issues[0]?.message ?? "is invalid"} (requests/s).`);
-  } else {
-    const ceiling = rateCeilingProblem(parsed.data, allowRateAboveLimit, "set-rate");
-    if (ceiling) problems.push(ceiling);
-  }
-  refuseProblems(problems);
-  return parsed.data as number;
-}
 
 /**
  * `runs`: how many to list.
