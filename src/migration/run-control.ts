@@ -152,7 +152,10 @@ export class RunControl implements ActionControl {
     this.#timer = setTimeout(() => {
       this.#polling = this.#poll().finally(() => this.#schedule());
     }, POLL_MS);
-    this.#timer.unref();
+    // Not unref'd: while the write gate is closed (paused, throttled, outside the window) this
+    // timer may be all that keeps the process alive. With PGlite in an unref'd thread and no
+    // socket open, Node would otherwise see an empty event loop and exit (code 13) mid-run.
+    // stop() clears it.
   }
 
   async #poll(): Promise<void> {
