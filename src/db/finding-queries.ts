@@ -1,5 +1,5 @@
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import { type Database, type NewFinding, TOOL_TABLES } from "./schema.ts";
+import { type Database, type Finding, type NewFinding, TOOL_TABLES } from "./schema.ts";
 
 export interface IdentityStateRow {
   identity_id: string;
@@ -259,23 +259,8 @@ export async function findingChanges(
   };
 }
 
-export interface DiffRecord {
-  id: number;
-  run_id: string;
-  identity_id: string | null;
-  user_disabled: boolean | null;
-  admin_disabled: boolean | null;
-  finding: string;
-  expected_type: string | null;
-  expected_set_by: string | null;
-  expected_is_overridable: boolean | null;
-  observed_control_id: string | null;
-  observed_set_by: string | null;
-  observed_is_overridable: boolean | null;
-  other_active_controls: string | null;
-  detail: string | null;
-  /** The diff rules' verdict, stored with the finding: `reconcile --prune` may delete it. */
-  prunable: boolean;
+/** A finding as stored (`Finding`, the table's own type) with the latest journal entry of it. */
+export interface DiffRecord extends Finding {
   action: string | null;
   status: string | null;
   outcome: string | null;
