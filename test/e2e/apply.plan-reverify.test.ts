@@ -8,13 +8,11 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { loadSourceConfig } from "../../src/config.ts";
-import { seedSource } from "../../src/db/seed.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
-import { startSandbox } from "../../src/sandbox/index.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { syntheticIdentities } from "../../src/synthetic.ts";
 import { runCli } from "../helpers/cli.ts";
+import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 
 const N = 3000;
@@ -50,28 +48,13 @@ for (const backend of backends) {
     const out = mkdtempSync(join(tmpdir(), "cm-e2e-plan-"));
     const cli = (args: string[]) => runCli([...args, ...target.args, "--no-progress"], env);
 
+    let rig: CliRig;
+
     before(async () => {
-      sandbox = await startSandbox({ port: 0, tokenRateLimitRps: 0, rateLimitRps: 0 });
-      sandbox.seedIdentities(syntheticIdentities(N, SEED), {
-        migratedFraction: 0,
-        driftFraction: 0,
-        seed: SEED,
-      });
-      target = await backend.target();
-      const h = await target.open({ migrate: true });
-      await seedSource(h.db, loadSourceConfig({}, {}), { identities: N, seed: SEED });
-      await h.close();
-      env = {
-        API_BASE_URL: sandbox.apiUrl,
-        OAUTH_TOKEN_URL: sandbox.tokenUrl,
-        OAUTH_CLIENT_ID: sandbox.credentials.clientId,
-        OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret,
-      };
+      rig = await startCliRig(backend, { identities: N, seed: SEED });
+      ({ sandbox, target, env } = rig);
     });
-    after(async () => {
-      await sandbox.close();
-      await target.drop();
-    });
+    after(() => rig.close());
 
     it("never creates for an identity whose control appeared after the plan, and spends at most 1.01 controls-path requests per create", async () => {
       const plan = await cli(["plan", "--state", "bulk", "--json", "--out", join(out, "plan")]);

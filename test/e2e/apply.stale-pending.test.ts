@@ -6,13 +6,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
-import { loadSourceConfig } from "../../src/config.ts";
-import { seedSource } from "../../src/db/seed.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
-import { startSandbox } from "../../src/sandbox/index.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { syntheticIdentities } from "../../src/synthetic.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
+import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 
 const N = 1500;
@@ -44,28 +42,13 @@ for (const backend of backends) {
     let target: TestTarget;
     let env: Record<string, string>;
 
+    let rig: CliRig;
+
     before(async () => {
-      sandbox = await startSandbox({ port: 0, tokenRateLimitRps: 0, rateLimitRps: 0 });
-      sandbox.seedIdentities(syntheticIdentities(N, SEED), {
-        migratedFraction: 0,
-        driftFraction: 0,
-        seed: SEED,
-      });
-      target = await backend.target();
-      const h = await target.open({ migrate: true });
-      await seedSource(h.db, loadSourceConfig({}, {}), { identities: N, seed: SEED });
-      await h.close();
-      env = {
-        API_BASE_URL: sandbox.apiUrl,
-        OAUTH_TOKEN_URL: sandbox.tokenUrl,
-        OAUTH_CLIENT_ID: sandbox.credentials.clientId,
-        OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret,
-      };
+      rig = await startCliRig(backend, { identities: N, seed: SEED });
+      ({ sandbox, target, env } = rig);
     });
-    after(async () => {
-      await sandbox.close();
-      await target.drop();
-    });
+    after(() => rig.close());
 
     it("controls added meanwhile to three identities whose creates are pending are adopted, not duplicated", async () => {
       const args = ["--yes", "--no-progress", "--rate", "25", "--concurrency", "4", ...target.args];
