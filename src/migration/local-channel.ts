@@ -13,7 +13,7 @@
  * Neither holds a secret: run ids, counts, rates, `user@host` and pids only.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ControlChange, Requester } from "../db/run-control-queries.ts";
@@ -73,10 +73,17 @@ export class LocalChannel {
 
   /**
    * The run stopped writing: its status file goes, so that `status` reads the database (whose
-   * final word, completed or failed, the run writes next) rather than a view that stays "running".
+   * final word, completed or failed, the run writes next) rather than a view that stays "running",
+   * and so does the request folder once empty (a request still in it is left for its sender to
+   * clean up).
    */
-  removeStatus(): void {
+  close(): void {
     rmSync(this.statusFile, { force: true });
+    try {
+      rmdirSync(this.controlDir);
+    } catch {
+      // Not empty, or already gone.
+    }
   }
 
   /**

@@ -144,7 +144,7 @@ export class RunControl implements ActionControl {
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, STOP_WAIT_MS).unref());
     await Promise.race([this.#polling, timeout]);
     await this.#publish([]).catch(() => {});
-    this.#s.channel?.removeStatus();
+    this.#s.channel?.close();
   }
 
   #schedule(): void {

@@ -21,6 +21,9 @@ describe("controls-migrate demo", () => {
     assert.ok(dir?.includes("demo-"), r.stderr);
     assert.ok(dir);
     assert.equal(existsSync(dir), false, `${dir} is removed`);
+    for (const beside of [`${dir}.control`, `${dir}.status.json`, `${dir}.lock`]) {
+      assert.equal(existsSync(beside), false, `${beside} is removed too`);
+    }
 
     const kept = await runCli(["demo", "--identities", "300", "--no-progress", "--keep"]);
     assert.equal(kept.code, 0, kept.stderr);
