@@ -95,6 +95,12 @@ export function parseFlag(text: string | null): boolean | null | undefined {
 /** The SQL literals `parseFlag` maps to true, for `countSource` to agree with the reader. */
 export const TRUE_FLAG_TEXTS: readonly string[] = [...TRUE_TEXT];
 
+/** The SQL literals `parseFlag` maps to false (untrimmed, lower-case): the source prefilter's "clean". */
+export const FALSE_FLAG_TEXTS: readonly string[] = [...FALSE_TEXT];
+
+/** A lower-case UUID, as a PostgreSQL regular expression: an id `classifyRow` finds no fault with. */
+export const LOWER_UUID_PATTERN = UUID.source;
+
 /**
  * Classifies one row. Rejecting anomalies win over warnings, and id problems over flag problems, so
  * the single reported kind is the most fundamental one. `copies` is how many rows share the id.

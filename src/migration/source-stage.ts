@@ -40,17 +40,17 @@ export async function loadSource(
 ): Promise<SourceCounts> {
   const counts: SourceCounts = { rowsRead: 0, candidates: 0, anomalies: 0 };
   progress.start("source", null);
-  for await (const batch of readSource(db, source, { signal })) {
+  for await (const batch of readSource(db, source, { signal, omitClean: true })) {
     const keep: NewSourceRow[] = [];
+    counts.rowsRead += batch.rowsRead;
     for (const row of batch.rows) {
-      counts.rowsRead += 1;
       const flagged = row.valid && (row.userDisabled === true || row.adminDisabled === true);
       if (row.anomaly) counts.anomalies += 1;
       if (flagged) counts.candidates += 1;
       if (flagged || row.anomaly) keep.push(sourceRecord(runId, row.seq, row));
     }
     await insertSourceRows(db, keep);
-    progress.tick(batch.rows.length);
+    progress.tick(batch.rowsRead);
   }
   progress.stop();
   await analyzeRunTables(db, "source");
