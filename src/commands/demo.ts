@@ -59,30 +59,21 @@ export const demoCommand: CommandModule = {
           `Seeded ${seeded.rowsWritten} source rows (${Object.values(seeded.anomalies).reduce((x, y) => x + y, 0)} bad) in ${resolve(dataDir)}; sandbox holds ${report.identities} identities, ${report.migrated} already migrated, ${report.driftIdentities} with drift`,
         );
         const seededDuplicates = sandbox.stats().integrity.identitiesWithDuplicateClientSellOnly;
-        const configs = {
-          source,
-          platform: loadPlatformConfig(
-            {
-              "api-url": sandbox.apiUrl,
-              "token-url": sandbox.tokenUrl,
-              "client-id": sandbox.credentials.clientId,
-            },
-            { OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret },
-          ),
-          pipeline: loadPipelineConfig({ reason: "controls-migrate demo" }, {}),
-        };
+        const platform = loadPlatformConfig(
+          {
+            "api-url": sandbox.apiUrl,
+            "token-url": sandbox.tokenUrl,
+            "client-id": sandbox.credentials.clientId,
+          },
+          { OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret },
+        );
+        const pipeline = loadPipelineConfig({ reason: "controls-migrate demo" }, {});
+        // One session, three runs: the demo answers every confirmation itself.
+        const session = { configs: { source, platform, pipeline }, global, handle, logger, signal };
         const summaries = [];
         for (const mode of ["plan", "apply", "reconcile"] as const) {
           if (signal.aborted) break;
-          const { summary } = await runWiredPipeline({
-            mode,
-            configs,
-            global,
-            handle,
-            logger,
-            signal,
-            confirm: async () => true,
-          });
+          const { summary } = await runWiredPipeline(session, { mode, confirm: async () => true });
           summaries.push(summary);
           process.stderr.write(`\n${renderSummaryTable(summary)}\n`);
           process.stderr.write(`  open: ${join(summary.reports.dir, "report.html")}\n\n`);

@@ -53,20 +53,18 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
   };
   const handle = await openDatabase(global, logger).catch((err) => failed(err, null));
   try {
-    const result = await runWiredPipeline({
-      mode,
-      configs,
-      global,
-      handle,
-      logger,
-      signal,
-      confirm: async (writes) =>
-        pipeline.yes || askOnTerminal(confirmationQuestion(mode, writes, platform), signal),
-      onRunStarted: (id) => {
-        runId = id;
-        ctx.noteRun(id);
+    const result = await runWiredPipeline(
+      { configs, global, handle, logger, signal },
+      {
+        mode,
+        confirm: async (writes) =>
+          pipeline.yes || askOnTerminal(confirmationQuestion(mode, writes, platform), signal),
+        onRunStarted: (id) => {
+          runId = id;
+          ctx.noteRun(id);
+        },
       },
-    });
+    );
     if (pipeline.metricsFile)
       await writeMetricsFile(pipeline.metricsFile, handle.db, result.summary, logger);
     if (global.logFormat === "json") logSummary(logger, result.summary);

@@ -7,56 +7,70 @@ import { createProgress } from "../migration/progress.ts";
 import { createPlatformClient, READ_SCOPES, WRITE_SCOPES } from "../platform/index.ts";
 import { postgresTarget } from "../secret.ts";
 
-/** One plan, apply or reconcile, with what the CLI (or the demo) has opened and decided. */
-export interface PipelineRequest {
-  readonly mode: RunMode;
+/**
+ * What a command has opened and decided for its runs: the settings, the database, the logger and
+ * the cancel signal. The plan/apply/reconcile commands hold one for one run, `demo` one for three.
+ */
+export interface PipelineSession {
   readonly configs: RunConfigs;
   readonly global: GlobalConfig;
   readonly handle: DatabaseHandle;
   readonly logger: Logger;
   readonly signal: AbortSignal;
+}
+
+/** One plan, apply or reconcile of a session: how its writes are confirmed, who learns its id. */
+export interface PipelineRun {
+  readonly mode: RunMode;
   readonly confirm: (writes: PendingWrites) => Promise<boolean>;
   readonly onRunStarted?: (runId: string) => void;
 }
 
 /**
- * The pipeline wired to a platform client (read scopes for plan, write scopes otherwise) and to
- * progress on stderr. Shared by the plan/apply/reconcile commands and `demo`.
+ * One run of the pipeline wired to a platform client (read scopes for plan, write scopes
+ * otherwise) and to progress on stderr. Shared by the plan/apply/reconcile commands and `demo`.
  *
  * @example
- *   const { summary, exitCode } = await runWiredPipeline({ mode: "plan", configs, global,
- *     handle, logger, signal, confirm: async () => true });
+ *   const session = { configs, global, handle, logger, signal };
+ *   const { summary, exitCode } = await runWiredPipeline(session, {
+ *     mode: "plan",
+ *     confirm: async () => true,
+ *   });
  */
-export async function runWiredPipeline(r: PipelineRequest): Promise<PipelineResult> {
-  const { platform, source, pipeline } = r.configs;
-  r.logger.addSecret(platform.clientSecret.reveal());
+export async function runWiredPipeline(
+  s: PipelineSession,
+  run: PipelineRun,
+): Promise<PipelineResult> {
+  const { configs, global, handle, logger, signal } = s;
+  const { platform, source, pipeline } = configs;
+  logger.addSecret(platform.clientSecret.reveal());
   const client = createPlatformClient(platform, {
-    scopes: r.mode === "plan" ? READ_SCOPES : WRITE_SCOPES,
-    logger: r.logger,
-    signal: r.signal,
+    scopes: run.mode === "plan" ? READ_SCOPES : WRITE_SCOPES,
+    logger,
+    signal,
   });
   try {
     return await runPipeline(
       {
-        handle: r.handle,
+        handle,
         client,
-        logger: r.logger,
-        signal: r.signal,
+        logger,
+        signal,
         progress: createProgress({
-          enabled: r.global.progress,
-          logger: r.logger,
-          signal: r.signal,
+          enabled: global.progress,
+          logger,
+          signal,
           // JSON logs are lines for a shipper: progress goes through the logger, never a bar.
-          ...(r.global.logFormat === "json" ? { tty: false } : {}),
+          ...(global.logFormat === "json" ? { tty: false } : {}),
         }),
-        confirm: r.confirm,
-        databaseLabel: r.global.databaseUrl
-          ? postgresTarget(r.global.databaseUrl)
-          : `pglite:${r.global.dataDir}`,
-        onRunStarted: r.onRunStarted,
-        ...(r.global.databaseUrl ? {} : { localChannelDir: r.global.dataDir }),
+        confirm: run.confirm,
+        databaseLabel: global.databaseUrl
+          ? postgresTarget(global.databaseUrl)
+          : `pglite:${global.dataDir}`,
+        onRunStarted: run.onRunStarted,
+        ...(global.databaseUrl ? {} : { localChannelDir: global.dataDir }),
       },
-      { mode: r.mode, run: pipeline, source, platform },
+      { mode: run.mode, run: pipeline, source, platform },
     );
   } finally {
     await client.close();

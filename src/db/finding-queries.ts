@@ -62,6 +62,20 @@ const after = (column: RawBuilder<unknown>, key: string | null) =>
   key === null ? sql`` : sql`and ${column} > ${key}`;
 
 /**
+ * One keyset page of the run's valid candidates after `afterId`: those a listing page held (a
+ * snapshot row), or those none did.
+ */
+function candidatesPage(runId: string, afterId: string | null, limit: number, listed: boolean) {
+  const held = sql`exists (select 1 from ${sql.table(TOOL_TABLES.snapshotIdentities)} si
+                           where si.run_id = s.run_id and si.identity_id = s.identity_id)`;
+  return sql<{ identity_id: string }>`
+    select distinct s.identity_id from ${sql.table(TOOL_TABLES.sourceRows)} s
+    where s.run_id = ${runId} and ${CANDIDATE} ${after(sql.ref("s.identity_id"), afterId)}
+      and ${listed ? held : sql`not ${held}`}
+    order by s.identity_id limit ${limit}`;
+}
+
+/**
  * One page of the join source ⟗ snapshot, keyed by identity id: every valid source candidate and
  * every observed identity holding a SELL_ONLY, with its flags and its active controls as JSON.
  * Each side of the union is limited before it is merged, so a page costs its own size, not the
@@ -133,11 +147,7 @@ export async function listedInterestingPage(
 ): Promise<string[]> {
   const r = await sql<{ identity_id: string }>`
     select identity_id from (
-      (select s.identity_id from ${sql.table(TOOL_TABLES.sourceRows)} s
-       where s.run_id = ${runId} and ${CANDIDATE} ${after(sql.ref("s.identity_id"), afterId)}
-         and exists (select 1 from ${sql.table(TOOL_TABLES.snapshotIdentities)} si
-                     where si.run_id = s.run_id and si.identity_id = s.identity_id)
-       order by s.identity_id limit ${limit})
+      (${candidatesPage(runId, afterId, limit, true)})
       union
       (select c.identity_id from ${sql.table(TOOL_TABLES.snapshotControls)} c
        where c.run_id = ${runId} and c.type = 'SELL_ONLY' ${after(sql.ref("c.identity_id"), afterId)}
@@ -160,13 +170,7 @@ export async function unlistedCandidatesPage(
   afterId: string | null,
   limit: number,
 ): Promise<string[]> {
-  const r = await sql<{ identity_id: string }>`
-    select distinct s.identity_id from ${sql.table(TOOL_TABLES.sourceRows)} s
-    where s.run_id = ${runId} and ${CANDIDATE} ${after(sql.ref("s.identity_id"), afterId)}
-      and not exists (select 1 from ${sql.table(TOOL_TABLES.snapshotIdentities)} si
-                      where si.run_id = s.run_id and si.identity_id = s.identity_id)
-    order by s.identity_id limit ${limit}
-  `.execute(db);
+  const r = await candidatesPage(runId, afterId, limit, false).execute(db);
   return r.rows.map((x) => x.identity_id);
 }
 

@@ -1,6 +1,7 @@
 /**
  * The messages between the main thread (`pglite-thread.ts`) and the embedded database's thread
- * (`pglite-worker.ts`). Types only: both sides import it, neither pulls in the other.
+ * (`pglite-worker.ts`): their types and the list of error fields. Both sides import it, neither
+ * pulls in the other.
  */
 
 /** What the database thread is started with (its `workerData`). */
@@ -19,21 +20,31 @@ export type ThreadRequest =
   | { readonly op: "query"; readonly id: number; readonly sql: string; readonly params: unknown[] }
   | { readonly op: "close"; readonly id: number };
 
-/** The PostgreSQL error fields carried back with a failed statement (PGlite's `DatabaseError`). */
-export interface ThreadErrorFields {
+/**
+ * The fields of PGlite's `DatabaseError` carried back with a failed statement besides its message
+ * (never the query's parameters). Written once: the worker copies them, `PgliteError` holds them.
+ */
+export const PG_ERROR_FIELDS = [
+  "code",
+  "severity",
+  "detail",
+  "hint",
+  "position",
+  "where",
+  "schema",
+  "table",
+  "column",
+  "dataType",
+  "constraint",
+  "routine",
+] as const;
+
+/** PostgreSQL's error fields, each a string when PostgreSQL gave it (`code` is the SQLSTATE). */
+export type PgErrorFields = { readonly [F in (typeof PG_ERROR_FIELDS)[number]]?: string };
+
+/** What a failed statement carries back: its message and PostgreSQL's error fields. */
+export interface ThreadErrorFields extends PgErrorFields {
   readonly message: string;
-  readonly code?: string;
-  readonly severity?: string;
-  readonly detail?: string;
-  readonly hint?: string;
-  readonly position?: string;
-  readonly where?: string;
-  readonly schema?: string;
-  readonly table?: string;
-  readonly column?: string;
-  readonly dataType?: string;
-  readonly constraint?: string;
-  readonly routine?: string;
 }
 
 /** Id 0 answers the start-up: ready, or the error that stopped PGlite from opening. */

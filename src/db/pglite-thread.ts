@@ -7,6 +7,7 @@
  */
 import { Worker } from "node:worker_threads";
 import type {
+  PgErrorFields,
   PgliteThreadInit,
   ThreadErrorFields,
   ThreadReply,
@@ -31,23 +32,16 @@ export interface ThreadResult {
 }
 
 /**
+ * `Error`, typed as holding PostgreSQL's error fields: `PgliteError` gets them as its own
+ * properties without declaring each one again beside the protocol's list.
+ */
+const ErrorWithPgFields: new (message: string) => Error & PgErrorFields = Error;
+
+/**
  * A statement refused by the embedded PostgreSQL, with its fields (`code` is the SQLSTATE), or the
  * database thread failing. Callers branch on `code`, as with node-postgres' `DatabaseError`.
  */
-export class PgliteError extends Error {
-  readonly code?: string;
-  readonly severity?: string;
-  readonly detail?: string;
-  readonly hint?: string;
-  readonly position?: string;
-  readonly where?: string;
-  readonly schema?: string;
-  readonly table?: string;
-  readonly column?: string;
-  readonly dataType?: string;
-  readonly constraint?: string;
-  readonly routine?: string;
-
+export class PgliteError extends ErrorWithPgFields {
   constructor(fields: ThreadErrorFields) {
     super(fields.message);
     this.name = "PgliteError";

@@ -10,39 +10,24 @@
  */
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
 import { PGlite, type PGliteOptions } from "@electric-sql/pglite";
-import type {
-  PgliteThreadInit,
-  ThreadErrorFields,
-  ThreadReply,
-  ThreadRequest,
+import {
+  PG_ERROR_FIELDS,
+  type PgliteThreadInit,
+  type ThreadErrorFields,
+  type ThreadReply,
+  type ThreadRequest,
 } from "./pglite-thread-protocol.ts";
 
 if (!parentPort) throw new Error("pglite-worker.ts runs as a worker thread only");
 const port: MessagePort = parentPort;
 const init = workerData as PgliteThreadInit;
 
-/** The fields of a PGlite `DatabaseError` worth carrying back (never the query's parameters). */
-const ERROR_FIELDS = [
-  "code",
-  "severity",
-  "detail",
-  "hint",
-  "position",
-  "where",
-  "schema",
-  "table",
-  "column",
-  "dataType",
-  "constraint",
-  "routine",
-] as const;
-
 function errorFields(err: unknown): ThreadErrorFields {
   const e = (typeof err === "object" && err !== null ? err : {}) as Record<string, unknown>;
   const out: Record<string, string> = {
     message: typeof e.message === "string" ? e.message : String(err),
   };
-  for (const k of ERROR_FIELDS) if (typeof e[k] === "string") out[k] = e[k] as string;
+  for (const k of PG_ERROR_FIELDS) if (typeof e[k] === "string") out[k] = e[k] as string;
   return out as unknown as ThreadErrorFields;
 }
 

@@ -1,14 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import type { SandboxContext } from "../context.ts";
-import { ProblemError } from "../gateway/problem.ts";
-import { optionalParam, parseLimit, parseOrder, type Query } from "../input/query-params.ts";
+import { parseLimit, type Query } from "../input/query-params.ts";
 import { operationSchema } from "../input/schema-validation.ts";
 import {
   checkOrderBy,
-  fingerprint,
+  enumListParam,
+  listingWalk,
   listParam,
-  nextCursor,
-  readCursor,
   rejectUnknownParams,
   timeRange,
 } from "../paging/listing-query.ts";
@@ -76,30 +74,18 @@ export function registerDepositAddressRoutes(app: FastifyInstance, ctx: SandboxC
     async (request) => {
       const q = request.query as Query;
       rejectUnknownParams(q, PARAMS);
-      const lists = LIST_FILTERS.map((name) => [name, listParam(q, name)] as const);
-      for (const n of lists.find(([name]) => name === "networks")?.[1] ?? []) {
-        if (!(CRYPTO_NETWORKS as readonly string[]).includes(n)) {
-          throw new ProblemError(
-            400,
-            `networks entries must be among ${CRYPTO_NETWORKS.join(", ")}, got ${JSON.stringify(n.slice(0, 40))}`,
-          );
-        }
-      }
+      const lists = LIST_FILTERS.map((name) => {
+        const values =
+          name === "networks" ? enumListParam(q, name, CRYPTO_NETWORKS) : listParam(q, name);
+        return [name, values] as const;
+      });
       const time = timeRange(q, TIME_FILTERS);
       const limit = parseLimit(q);
       checkOrderBy(q);
-      const filters = fingerprint({
+      const walk = listingWalk(cursors, q, "deposit-addresses", {
         lists: lists.map(([name, values]) => [name, [...values].sort()]),
         time: time.given,
       });
-      const pos = readCursor(
-        cursors,
-        optionalParam(q, "page_cursor"),
-        "deposit-addresses",
-        filters,
-        parseOrder(q),
-      );
-      const order = pos.order ?? "DESC";
       const sets = lists
         .filter(([, values]) => values.length > 0)
         .map(([name, values]) => [FIELD_OF[name], new Set(values)] as const);
@@ -111,10 +97,10 @@ export function registerDepositAddressRoutes(app: FastifyInstance, ctx: SandboxC
         }
         return true;
       };
-      const page = addresses.records.page(order, pos.after, limit, match);
+      const page = addresses.records.page(walk.order, walk.after, limit, match);
       return {
         items: page.items.map((a) => a.record),
-        next_page_cursor: nextCursor(cursors, "deposit-addresses", filters, order, page),
+        next_page_cursor: walk.nextCursor(page),
       };
     },
   );

@@ -1,15 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { prng, uuidFrom } from "../../synthetic.ts";
-import {
-  checkMetadata,
-  compact,
-  enumValue,
-  instantField,
-  objectOf,
-  onlyFields,
-  optionalString,
-  requiredString,
-} from "../input/body-fields.ts";
+import { compact, FieldReader } from "../input/body-fields.ts";
 import { addressFor } from "../input/crypto-address.ts";
 import { SeedConflictError } from "../input/seed-input.ts";
 import { KeysetIndex } from "../paging/keyset-index.ts";
@@ -40,28 +31,26 @@ export function addressFromSeed(
   now: () => number,
   customerId: string,
 ): StoredAddress {
-  const b = objectOf(raw, "a deposit address");
-  onlyFields(b, ADDRESS_FIELDS, "a deposit address");
-  const network = enumValue(b, "crypto_network", CRYPTO_NETWORKS);
-  const id = optionalString(b, "id") ?? randomUUID();
-  const createdAtMs = instantField(b, "created_at", now);
+  const f = new FieldReader(raw, "a deposit address", ADDRESS_FIELDS);
+  const network = f.oneOf("crypto_network", CRYPTO_NETWORKS);
+  const id = f.optional("id") ?? randomUUID();
+  const createdAtMs = f.instant("created_at", now);
   const record: DepositAddress = compact({
     id,
-    profile_id: requiredString(b, "profile_id"),
+    profile_id: f.required("profile_id"),
     customer_id: customerId,
-    identity_id: optionalString(b, "identity_id"),
-    account_id: optionalString(b, "account_id"),
-    ref_id: optionalString(b, "ref_id"),
+    identity_id: f.optional("identity_id"),
+    account_id: f.optional("account_id"),
+    ref_id: f.optional("ref_id"),
     crypto_network: network,
-    address: optionalString(b, "address", 200) ?? addressFor(network, id),
-    conversion_target_asset: enumValue(
-      b,
+    address: f.optional("address", 200) ?? addressFor(network, id),
+    conversion_target_asset: f.oneOf(
       "conversion_target_asset",
       ["NO_CONVERSION", "USD"] as const,
       "NO_CONVERSION",
     ),
     compatible_crypto_networks: [network],
-    metadata: checkMetadata(b.metadata, "metadata"),
+    metadata: f.metadata("metadata"),
     created_at: new Date(createdAtMs).toISOString(),
   });
   return { id, createdAtMs, record };

@@ -1,21 +1,13 @@
 import type { FastifyInstance } from "fastify";
 import type { SandboxContext } from "../context.ts";
 import { ProblemError } from "../gateway/problem.ts";
-import {
-  DEFAULT_LIMIT,
-  MAX_LIMIT,
-  optionalParam,
-  parseOrder,
-  type Query,
-} from "../input/query-params.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT, optionalParam, type Query } from "../input/query-params.ts";
 import { operationSchema } from "../input/schema-validation.ts";
 import {
   checkOrderBy,
   enumParam,
-  fingerprint,
   intParam,
-  nextCursor,
-  readCursor,
+  listingWalk,
   rejectUnknownParams,
   timeRange,
 } from "../paging/listing-query.ts";
@@ -95,9 +87,13 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SandboxContext
       const time = timeRange(q, { "created_at.begin": "gte", "created_at.end": "lte" });
       checkOrderBy(q);
       const paging = pagingOf(q);
-      const filters = fingerprint({ profileId, side, market, status, time: time.given });
-      const pos = readCursor(cursors, paging.cursor, "quote-executions", filters, parseOrder(q));
-      const order = pos.order ?? "DESC";
+      const walk = listingWalk(
+        cursors,
+        q,
+        "quote-executions",
+        { profileId, side, market, status, time: time.given },
+        paging.cursor,
+      );
       if (!profiles.has(profileId)) throw new ProblemError(404, `profile ${profileId} not found`);
       const match = (e: StoredExecution) =>
         (side === undefined || e.record.side === side) &&
@@ -108,12 +104,12 @@ export function registerExchangeRoutes(app: FastifyInstance, ctx: SandboxContext
       const page = !list
         ? { items: [], more: false }
         : paging.offset !== undefined
-          ? list.pageFromOffset(order, paging.offset, paging.limit, match)
-          : list.page(order, pos.after, paging.limit, match);
+          ? list.pageFromOffset(walk.order, paging.offset, paging.limit, match)
+          : list.page(walk.order, walk.after, paging.limit, match);
       return {
         total_count: list ? list.count(match) : 0,
         items: page.items.map((e) => e.record),
-        next_page_cursor: nextCursor(cursors, "quote-executions", filters, order, page),
+        next_page_cursor: walk.nextCursor(page),
       };
     },
   );

@@ -4,18 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { prng, uuidFrom } from "../../synthetic.ts";
-import {
-  type Body,
-  checkMetadata,
-  compact,
-  enumValue,
-  instantField,
-  objectOf,
-  onlyFields,
-  optionalString,
-  parseInstant,
-  requiredString,
-} from "../input/body-fields.ts";
+import { type Body, compact, FieldReader, parseInstant } from "../input/body-fields.ts";
 import {
   formatDecimal,
   multiplyDecimal,
@@ -62,15 +51,15 @@ const EXECUTION_FIELDS = [
 
 /** One quote execution from its seed; quote_amount defaults to price × base_amount. */
 export function executionFromSeed(raw: unknown, now: () => number): StoredExecution {
-  const b = objectOf(raw, "a quote execution");
-  onlyFields(b, EXECUTION_FIELDS, "a quote execution");
-  const market = enumValue(b, "market", MARKETS);
+  const f = new FieldReader(raw, "a quote execution", EXECUTION_FIELDS);
+  const b = f.body;
+  const market = f.oneOf("market", MARKETS);
   const { base, quote } = assetsOf(market);
   for (const [field, expected] of [
     ["base_asset", base],
     ["quote_asset", quote],
   ] as const) {
-    const given = optionalString(b, field);
+    const given = f.optional(field);
     if (given !== undefined && given !== expected) {
       throw new RangeError(`${field} of market ${market} is ${expected}, got ${given}`);
     }
@@ -81,23 +70,23 @@ export function executionFromSeed(raw: unknown, now: () => number): StoredExecut
     b.quote_amount === undefined
       ? multiplyDecimal(price, baseAmount)
       : parsePositiveDecimal(b.quote_amount, "quote_amount");
-  const status = enumValue(b, "status", EXECUTION_STATUSES, "SETTLED");
-  const createdAtMs = instantField(b, "created_at", now);
+  const status = f.oneOf("status", EXECUTION_STATUSES, "SETTLED");
+  const createdAtMs = f.instant("created_at", now);
   let settledAt: string | undefined;
   if (status === "SETTLED") {
-    const settledAtMs = instantField(b, "settled_at", () => createdAtMs);
+    const settledAtMs = f.instant("settled_at", () => createdAtMs);
     if (settledAtMs < createdAtMs) throw new RangeError("settled_at must not precede created_at");
     settledAt = new Date(settledAtMs).toISOString();
   } else if (b.settled_at !== undefined && b.settled_at !== null) {
     throw new RangeError("a CREATED quote execution has no settled_at; use status SETTLED");
   }
   const record: QuoteExecution = compact({
-    id: optionalString(b, "id") ?? randomUUID(),
-    profile_id: requiredString(b, "profile_id"),
-    quote_id: optionalString(b, "quote_id") ?? randomUUID(),
+    id: f.optional("id") ?? randomUUID(),
+    profile_id: f.required("profile_id"),
+    quote_id: f.optional("quote_id") ?? randomUUID(),
     status,
     market,
-    side: enumValue(b, "side", SIDES),
+    side: f.oneOf("side", SIDES),
     price: formatDecimal(price),
     base_amount: formatDecimal(baseAmount),
     base_asset: base,
@@ -105,7 +94,7 @@ export function executionFromSeed(raw: unknown, now: () => number): StoredExecut
     quote_asset: quote,
     created_at: new Date(createdAtMs).toISOString(),
     settled_at: settledAt,
-    metadata: checkMetadata(b.metadata, "metadata"),
+    metadata: f.metadata("metadata"),
   });
   return { id: record.id, createdAtMs, record };
 }
@@ -213,27 +202,27 @@ export function orderFromSeed(
   raw: unknown,
   now: () => number,
 ): { stored: StoredOrder; rejection: string | undefined } {
-  const b = objectOf(raw, "an order");
-  onlyFields(b, ORDER_FIELDS, "an order");
-  const type = enumValue(b, "type", ORDER_TYPES);
-  const side = enumValue(b, "side", SIDES);
+  const f = new FieldReader(raw, "an order", ORDER_FIELDS);
+  const b = f.body;
+  const type = f.oneOf("type", ORDER_TYPES);
+  const side = f.oneOf("side", SIDES);
   const need = requiredAmounts(type, side);
   const amounts = Object.fromEntries(
-    ["price", "base_amount", "quote_amount", "stop_price"].map((f) => [
-      f,
-      amount(b, f, need.includes(f)),
+    ["price", "base_amount", "quote_amount", "stop_price"].map((name) => [
+      name,
+      amount(b, name, need.includes(name)),
     ]),
   ) as Record<string, bigint | undefined>;
-  const timeInForce = enumValue(b, "time_in_force", TIME_IN_FORCE, DEFAULT_TIME_IN_FORCE[type]);
-  const placedAtMs = instantField(b, "created_at", now);
+  const timeInForce = f.oneOf("time_in_force", TIME_IN_FORCE, DEFAULT_TIME_IN_FORCE[type]);
+  const placedAtMs = f.instant("created_at", now);
   // A sub-millisecond remainder counts as half a millisecond, so 10.0005 s is "more than 10 s".
   const exp =
     b.expiration_date === undefined || b.expiration_date === null
       ? undefined
       : parseInstant(b.expiration_date, "expiration_date");
   const expiration = exp && (exp.exact ? exp.ms : exp.ms + 0.5);
-  const identityId = optionalString(b, "identity_id");
-  const identityAccountId = optionalString(b, "identity_account_id");
+  const identityId = f.optional("identity_id");
+  const identityAccountId = f.optional("identity_account_id");
   const rejection = rejectionReason({
     type,
     timeInForce,
@@ -242,7 +231,7 @@ export function orderFromSeed(
     identityId,
     identityAccountId,
   });
-  let modifiedAtMs = instantField(b, "modified_at", () => placedAtMs);
+  let modifiedAtMs = f.instant("modified_at", () => placedAtMs);
   if (modifiedAtMs < placedAtMs) throw new RangeError("modified_at must not precede created_at");
   if (b.is_triggered !== undefined && typeof b.is_triggered !== "boolean") {
     throw new RangeError("is_triggered must be a boolean");
@@ -253,24 +242,24 @@ export function orderFromSeed(
     b.volume_weighted_average_price === undefined
       ? undefined
       : parseDecimal(b.volume_weighted_average_price, "volume_weighted_average_price");
-  let status = enumValue(b, "status", ORDER_STATUSES, "SUBMITTED");
+  let status = f.oneOf("status", ORDER_STATUSES, "SUBMITTED");
   if (rejection !== undefined) {
     status = "REJECTED";
     modifiedAtMs = placedAtMs;
   }
   const record: Order = compact({
-    id: optionalString(b, "id") ?? randomUUID(),
-    profile_id: requiredString(b, "profile_id"),
-    ref_id: optionalString(b, "ref_id"),
+    id: f.optional("id") ?? randomUUID(),
+    profile_id: f.required("profile_id"),
+    ref_id: f.optional("ref_id"),
     status,
     side,
-    market: enumValue(b, "market", MARKETS),
+    market: f.oneOf("market", MARKETS),
     type,
     price: notApplicable(amounts.price),
     base_amount: notApplicable(amounts.base_amount),
     quote_amount: notApplicable(amounts.quote_amount),
     stop_price: amounts.stop_price === undefined ? undefined : formatDecimal(amounts.stop_price),
-    metadata: checkMetadata(b.metadata, "metadata"),
+    metadata: f.metadata("metadata"),
     created_at: new Date(placedAtMs).toISOString(),
     modified_at: new Date(modifiedAtMs).toISOString(),
     amount_filled: formatDecimal(rejection === undefined ? filled : 0n),
@@ -279,7 +268,7 @@ export function orderFromSeed(
     expiration_date: exp === undefined ? undefined : new Date(exp.ms).toISOString(),
     identity_id: identityId,
     identity_account_id: identityAccountId,
-    recipient_profile_id: optionalString(b, "recipient_profile_id"),
+    recipient_profile_id: f.optional("recipient_profile_id"),
     is_triggered: (b.is_triggered as boolean | undefined) ?? false,
   });
   return {

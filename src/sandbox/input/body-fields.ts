@@ -1,6 +1,7 @@
 /**
- * Field checks shared by the request bodies and admin seeds of every domain. Each throws a
- * RangeError whose message names the field and what was wrong; routes turn it into a 400 problem.
+ * Field checks shared by the request bodies and admin seeds of every domain, read through one
+ * `FieldReader` per body. Each throws a RangeError whose message names the field and what was
+ * wrong; routes turn it into a 400 problem.
  */
 import { ProblemError } from "../gateway/problem.ts";
 
@@ -38,7 +39,7 @@ export function requestBody(body: unknown, what: string): Body {
   return body;
 }
 
-export function requiredString(b: Body, field: string, max = MAX_ID_CHARS): string {
+function requiredString(b: Body, field: string, max = MAX_ID_CHARS): string {
   const v = b[field];
   if (v === undefined || v === null || v === "") throw new RangeError(`${field} is required`);
   if (typeof v !== "string") throw new RangeError(`${field} must be a string, got ${typeof v}`);
@@ -47,13 +48,13 @@ export function requiredString(b: Body, field: string, max = MAX_ID_CHARS): stri
 }
 
 /** An optional string; absent, null and "" all mean "not given". */
-export function optionalString(b: Body, field: string, max = MAX_ID_CHARS): string | undefined {
+function optionalString(b: Body, field: string, max = MAX_ID_CHARS): string | undefined {
   const v = b[field];
   if (v === undefined || v === null || v === "") return undefined;
   return requiredString(b, field, max);
 }
 
-export function enumValue<T extends string>(
+function enumValue<T extends string>(
   b: Body,
   field: string,
   values: readonly T[],
@@ -78,7 +79,7 @@ export function enumValue<T extends string>(
  * @example
  *   checkMetadata({ my_id: "42" }, "metadata"); // { my_id: "42" }
  */
-export function checkMetadata(v: unknown, field: string): Record<string, string> {
+function checkMetadata(v: unknown, field: string): Record<string, string> {
   if (v === undefined || v === null) return {};
   if (typeof v !== "object" || Array.isArray(v)) {
     throw new RangeError(`${field} must be a JSON object of string keys and values`);
@@ -152,7 +153,7 @@ export function parseInstant(raw: unknown, field: string): Instant {
 }
 
 /** An optional RFC 3339 field of a seed, as epoch ms; `fallback` when absent. */
-export function instantField(b: Body, field: string, fallback: () => number): number {
+function instantField(b: Body, field: string, fallback: () => number): number {
   const v = b[field];
   if (v === undefined || v === null || v === "") return fallback();
   return parseInstant(v, field).ms;
@@ -198,4 +199,56 @@ export function assetField(b: Body, field: string): string {
     );
   }
   return v;
+}
+
+/**
+ * A seed or request body read field by field. The body is checked once, on construction, to be a
+ * JSON object holding only `known` fields (a misspelt field is refused, never ignored); each read
+ * then throws a RangeError naming its field, which routes turn into a 400 and seeding calls name
+ * with the item's position.
+ *
+ * @example
+ *   const f = new FieldReader({ profile_id: "p1" }, "a deposit address", ["profile_id", "id"]);
+ *   f.required("profile_id"); // "p1"
+ *   f.optional("id"); // undefined
+ */
+export class FieldReader {
+  /** The checked body, for values other parsers read (decimals, booleans, nested objects). */
+  readonly body: Body;
+
+  /** `what` names the body in its errors ("a deposit address must be a JSON object"). */
+  constructor(raw: unknown, what: string, known: readonly string[]) {
+    this.body = objectOf(raw, what);
+    onlyFields(this.body, known, what);
+  }
+
+  /** A non-empty string of at most `max` characters (an id's 200 unless told). */
+  required(field: string, max?: number): string {
+    return requiredString(this.body, field, max);
+  }
+
+  /** An optional string; absent, null and "" all mean "not given". */
+  optional(field: string, max?: number): string | undefined {
+    return optionalString(this.body, field, max);
+  }
+
+  /** One of `values`; `fallback` when absent, else required. */
+  oneOf<T extends string>(field: string, values: readonly T[], fallback?: T): T {
+    return enumValue(this.body, field, values, fallback);
+  }
+
+  /** An RFC 3339 instant as epoch ms; `fallback()` when absent. */
+  instant(field: string, fallback: () => number): number {
+    return instantField(this.body, field, fallback);
+  }
+
+  /** Client metadata (string keys and values, bounded); `{}` when absent. */
+  metadata(field: string): Record<string, string> {
+    return checkMetadata(this.body[field], field);
+  }
+
+  /** An asset code (BTC, USD). */
+  asset(field: string): string {
+    return assetField(this.body, field);
+  }
 }

@@ -3,7 +3,7 @@
  * shapes of a seed (a list of items, or a synthetic `{count, seed}` request).
  */
 import { ProblemError } from "../gateway/problem.ts";
-import { isJsonObject, objectOf, onlyFields, requestBody } from "./body-fields.ts";
+import { FieldReader, isJsonObject, requestBody } from "./body-fields.ts";
 
 /** Client metadata: string keys and values, as on the wire. */
 export type Metadata = Record<string, string>;
@@ -35,8 +35,7 @@ export function isSynthetic(input: unknown): boolean {
 
 /** A synthetic seed's fields, checked: only `known` ones, an integer seed. */
 export function synthetic<T>(input: unknown, known: readonly string[]): T {
-  const b = objectOf(input, "a synthetic seed");
-  onlyFields(b, known, "a synthetic seed");
+  const b = new FieldReader(input, "a synthetic seed", known).body;
   if (b.seed !== undefined && !Number.isInteger(b.seed)) {
     throw new RangeError(`seed must be an integer, got ${JSON.stringify(b.seed)}`);
   }

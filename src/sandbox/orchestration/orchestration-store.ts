@@ -1,15 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { schemaEnum } from "../../contract/published-schema.ts";
-import {
-  assetField,
-  type Body,
-  enumValue,
-  instantField,
-  objectOf,
-  onlyFields,
-  optionalString,
-  requiredString,
-} from "../input/body-fields.ts";
+import { type Body, FieldReader, objectOf } from "../input/body-fields.ts";
 import { addressFor } from "../input/crypto-address.ts";
 import { SeedConflictError } from "../input/seed-input.ts";
 import type { OrchestrationRule, RuleEndpoint } from "./types.ts";
@@ -31,8 +22,8 @@ const RULE_FIELDS = [
   "created_at",
 ] as const;
 
-/** The one variant (crypto, fiat or profile) an endpoint object holds. */
-function variantOf(raw: unknown, field: string): [keyof RuleEndpoint, Body] {
+/** The one variant (crypto, fiat or profile) an endpoint object holds, and what it holds. */
+function variantOf(raw: unknown, field: string): [keyof RuleEndpoint, unknown] {
   const b = objectOf(raw, field);
   const keys = Object.keys(b);
   if (keys.length !== 1 || !["crypto", "fiat", "profile"].includes(keys[0]!)) {
@@ -41,7 +32,7 @@ function variantOf(raw: unknown, field: string): [keyof RuleEndpoint, Body] {
     );
   }
   const kind = keys[0] as keyof RuleEndpoint;
-  return [kind, objectOf(b[kind], `${field}.${kind}`)];
+  return [kind, b[kind]];
 }
 
 function optional<T extends object>(o: T, extra: Record<string, string | undefined>): T {
@@ -63,88 +54,89 @@ function within<T>(prefix: string, fn: () => T): T {
 
 /** A rule's source: a crypto or fiat deposit (instructions generated when absent) or a profile. */
 function sourceOf(raw: unknown): RuleEndpoint {
-  const [kind, b] = variantOf(raw, "source");
-  return within(`source.${kind}`, () => sourceVariant(kind, b));
+  const [kind, held] = variantOf(raw, "source");
+  return within(`source.${kind}`, () => sourceVariant(kind, held));
 }
 
-function sourceVariant(kind: keyof RuleEndpoint, b: Body): RuleEndpoint {
+function sourceVariant(kind: keyof RuleEndpoint, raw: unknown): RuleEndpoint {
   if (kind === "crypto") {
-    onlyFields(b, ["network", "address", "address_id"], "source.crypto");
-    const network = enumValue(b, "network", CRYPTO_NETWORKS);
-    const addressId = optionalString(b, "address_id") ?? randomUUID();
+    const f = new FieldReader(raw, "source.crypto", ["network", "address", "address_id"]);
+    const network = f.oneOf("network", CRYPTO_NETWORKS);
+    const addressId = f.optional("address_id") ?? randomUUID();
     return {
       crypto: {
         address_id: addressId,
-        address: optionalString(b, "address") ?? addressFor(network, addressId),
+        address: f.optional("address") ?? addressFor(network, addressId),
         network,
       },
     };
   }
   if (kind === "fiat") {
-    onlyFields(b, ["network", "account_type", "deposit_instructions_id", "memo_id"], "source.fiat");
+    const f = new FieldReader(raw, "source.fiat", [
+      "network",
+      "account_type",
+      "deposit_instructions_id",
+      "memo_id",
+    ]);
     return {
       fiat: {
-        deposit_instructions_id: optionalString(b, "deposit_instructions_id") ?? randomUUID(),
-        network: optionalString(b, "network") ?? "WIRE",
-        account_type: optionalString(b, "account_type") ?? "CHECKING",
-        memo_id: optionalString(b, "memo_id") ?? randomUUID().slice(0, 8).toUpperCase(),
+        deposit_instructions_id: f.optional("deposit_instructions_id") ?? randomUUID(),
+        network: f.optional("network") ?? "WIRE",
+        account_type: f.optional("account_type") ?? "CHECKING",
+        memo_id: f.optional("memo_id") ?? randomUUID().slice(0, 8).toUpperCase(),
       },
     };
   }
-  onlyFields(b, ["profile_id"], "source.profile");
-  return { profile: { profile_id: requiredString(b, "profile_id") } };
+  const f = new FieldReader(raw, "source.profile", ["profile_id"]);
+  return { profile: { profile_id: f.required("profile_id") } };
 }
 
 /** A rule's destination: a crypto address, a bank account or a profile. */
 function destinationOf(raw: unknown): RuleEndpoint {
-  const [kind, b] = variantOf(raw, "destination");
-  return within(`destination.${kind}`, () => destinationVariant(kind, b));
+  const [kind, held] = variantOf(raw, "destination");
+  return within(`destination.${kind}`, () => destinationVariant(kind, held));
 }
 
-function destinationVariant(kind: keyof RuleEndpoint, b: Body): RuleEndpoint {
+function destinationVariant(kind: keyof RuleEndpoint, raw: unknown): RuleEndpoint {
   if (kind === "crypto") {
-    onlyFields(b, ["network", "address"], "destination.crypto");
+    const f = new FieldReader(raw, "destination.crypto", ["network", "address"]);
     return {
-      crypto: {
-        network: enumValue(b, "network", CRYPTO_NETWORKS),
-        address: requiredString(b, "address"),
-      },
+      crypto: { network: f.oneOf("network", CRYPTO_NETWORKS), address: f.required("address") },
     };
   }
   if (kind === "fiat") {
-    onlyFields(b, ["fiat_account_id", "memo"], "destination.fiat");
+    const f = new FieldReader(raw, "destination.fiat", ["fiat_account_id", "memo"]);
     return {
       fiat: optional(
-        { fiat_account_id: requiredString(b, "fiat_account_id") },
-        { memo: optionalString(b, "memo") },
+        { fiat_account_id: f.required("fiat_account_id") },
+        { memo: f.optional("memo") },
       ),
     };
   }
-  onlyFields(b, ["profile_id"], "destination.profile");
-  return { profile: { profile_id: requiredString(b, "profile_id") } };
+  const f = new FieldReader(raw, "destination.profile", ["profile_id"]);
+  return { profile: { profile_id: f.required("profile_id") } };
 }
 
 /** One ACTIVE orchestration rule from its seed. */
 export function ruleFromSeed(raw: unknown, now: () => number): OrchestrationRule {
-  const b = objectOf(raw, "an orchestration rule");
-  onlyFields(b, RULE_FIELDS, "an orchestration rule");
-  const sourceAsset = assetField(b, "source_asset");
-  const destinationAsset = assetField(b, "destination_asset");
+  const f = new FieldReader(raw, "an orchestration rule", RULE_FIELDS);
+  const sourceAsset = f.asset("source_asset");
+  const destinationAsset = f.asset("destination_asset");
   const rule: OrchestrationRule = {
-    id: optionalString(b, "id") ?? randomUUID(),
-    ref_id: requiredString(b, "ref_id"),
-    nickname: optionalString(b, "nickname") ?? `${sourceAsset} to ${destinationAsset}`,
-    profile_id: requiredString(b, "profile_id"),
+    id: f.optional("id") ?? randomUUID(),
+    ref_id: f.required("ref_id"),
+    nickname: f.optional("nickname") ?? `${sourceAsset} to ${destinationAsset}`,
+    profile_id: f.required("profile_id"),
     status: "ACTIVE",
     source_asset: sourceAsset,
     destination_asset: destinationAsset,
-    source: sourceOf(b.source),
-    destination: destinationOf(b.destination),
-    created_at: new Date(instantField(b, "created_at", now)).toISOString(),
+    source: sourceOf(f.body.source),
+    destination: destinationOf(f.body.destination),
+    created_at: new Date(f.instant("created_at", now)).toISOString(),
   };
   return optional(rule, {
-    identity_id: optionalString(b, "identity_id"),
-    account_id: optionalString(b, "account_id"),
+    identity_id: f.optional("identity_id"),
+    account_id: f.optional("account_id"),
   });
 }
 

@@ -1,12 +1,12 @@
 /**
- * Query parsing shared by the extended listings (quote executions, deposit addresses): strict
- * parameter names, repeated-parameter lists, created_at bounds, order/order_by and keyset cursors
- * bound to the listing's filters.
+ * Query parsing shared by the listings (identities, quote executions, deposit addresses): strict
+ * parameter names, repeated-parameter lists, created_at bounds, order/order_by and keyset walks
+ * whose cursors are bound to the listing's filters.
  */
 import { createHash } from "node:crypto";
 import { ProblemError } from "../gateway/problem.ts";
 import { badRequest, parseInstant } from "../input/body-fields.ts";
-import { optionalParam, type Query } from "../input/query-params.ts";
+import { optionalParam, parseOrder, type Query } from "../input/query-params.ts";
 import type { CursorCodec } from "./cursor-codec.ts";
 import type { KeysetPosition, TimeBounds } from "./keyset-index.ts";
 
@@ -42,6 +42,25 @@ export function listParam(q: Query, name: string, max = MAX_LIST_ENTRIES): strin
     );
   }
   return values;
+}
+
+/**
+ * A list filter whose entries are enum values (`networks=ETHEREUM&networks=SOLANA`), as given.
+ *
+ * @example
+ *   enumListParam({ control_types: "SELL_ONLY" }, "control_types", ["SELL_ONLY", "FROZEN"]); // ["SELL_ONLY"]
+ */
+export function enumListParam(q: Query, name: string, values: readonly string[]): string[] {
+  const given = listParam(q, name);
+  for (const v of given) {
+    if (!values.includes(v)) {
+      throw new ProblemError(
+        400,
+        `${name} entries must be among ${values.join(", ")}, got ${JSON.stringify(v.slice(0, 40))}`,
+      );
+    }
+  }
+  return given;
 }
 
 /** One value of an enum-valued query parameter, or undefined when absent. */
@@ -107,7 +126,7 @@ export function checkOrderBy(q: Query): void {
 }
 
 /** A short digest of a listing's filters, so a cursor cannot be replayed against other filters. */
-export function fingerprint(filters: unknown): string {
+function fingerprint(filters: unknown): string {
   const text = JSON.stringify(filters);
   let digest = recentFingerprints.get(text);
   if (digest === undefined) {
@@ -126,7 +145,7 @@ const recentFingerprints = new Map<string, string>();
  * The walk position a page_cursor carries. The request must repeat the filters the cursor was
  * issued for; `order` may be omitted (the cursor's) but not changed.
  */
-export function readCursor(
+function readCursor(
   cursors: CursorCodec,
   raw: string | undefined,
   listing: string,
@@ -150,7 +169,7 @@ export function readCursor(
   return { order: c.o, after: { t: c.t, id: c.id } };
 }
 
-export function nextCursor(
+function nextCursor(
   cursors: CursorCodec,
   listing: string,
   filters: string,
@@ -167,6 +186,46 @@ export function nextCursor(
     t: last.createdAtMs,
     id: last.id,
   });
+}
+
+/** Where one request of a keyset listing stands in its walk. */
+export interface ListingWalk {
+  /** The walk's order: the request's, else the cursor's, else DESC (newest first). */
+  readonly order: "ASC" | "DESC";
+  /** The keyset position the page starts after; undefined on the first page. */
+  readonly after: KeysetPosition | undefined;
+  /** The page's next_page_cursor, bound to the same listing, filters and order; "" after the last. */
+  nextCursor(page: {
+    items: readonly { createdAtMs: number; id: string }[];
+    more: boolean;
+  }): string;
+}
+
+/**
+ * The walk a listing request continues: its `order` and `page_cursor` (or `cursor`, read by a
+ * listing that pages otherwise too), checked against the listing's name and a fingerprint of its
+ * filters, so a cursor is never replayed against other filters or another order.
+ *
+ * @example
+ *   const walk = listingWalk(ctx.cursors, q, "deposit-addresses", { lists, time: time.given });
+ *   const page = addresses.records.page(walk.order, walk.after, limit, match);
+ *   return { items: page.items, next_page_cursor: walk.nextCursor(page) };
+ */
+export function listingWalk(
+  cursors: CursorCodec,
+  q: Query,
+  listing: string,
+  filters: unknown,
+  cursor = optionalParam(q, "page_cursor"),
+): ListingWalk {
+  const key = fingerprint(filters);
+  const pos = readCursor(cursors, cursor, listing, key, parseOrder(q));
+  const order = pos.order ?? "DESC";
+  return {
+    order,
+    after: pos.after,
+    nextCursor: (page) => nextCursor(cursors, listing, key, order, page),
+  };
 }
 
 /** An optional integer query parameter in [min, max]. */

@@ -1,5 +1,5 @@
 import type { SandboxContext } from "../context.ts";
-import { assetField, atItem, objectOf, onlyFields, requiredString } from "../input/body-fields.ts";
+import { assetField, atItem, FieldReader, objectOf } from "../input/body-fields.ts";
 import { formatDecimal, parseDecimal } from "../input/decimal.ts";
 import { itemsOf } from "../input/seed-input.ts";
 import type { Balance, TransferApi } from "./types.ts";
@@ -17,12 +17,11 @@ export function transferApi(ctx: SandboxContext): TransferApi {
     setBalances: (items) => {
       const staged = itemsOf(items, "items").map((raw, i) =>
         atItem("items", i, () => {
-          const b = objectOf(raw, "a balance");
-          onlyFields(b, ["profile_id", "asset", "amount"], "a balance");
+          const f = new FieldReader(raw, "a balance", ["profile_id", "asset", "amount"]);
           return {
-            profileId: requiredString(b, "profile_id"),
-            asset: assetField(b, "asset"),
-            value: parseDecimal(b.amount, "amount"),
+            profileId: f.required("profile_id"),
+            asset: f.asset("asset"),
+            value: parseDecimal(f.body.amount, "amount"),
           };
         }),
       );

@@ -2,15 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { SandboxContext } from "../context.ts";
 import { ALREADY_EXISTS, INSUFFICIENT_FUNDS, ProblemError } from "../gateway/problem.ts";
 import { answerWrite } from "../gateway/write-answer.ts";
-import {
-  assetField,
-  badRequest,
-  checkMetadata,
-  objectOf,
-  onlyFields,
-  optionalString,
-  requiredString,
-} from "../input/body-fields.ts";
+import { badRequest, FieldReader } from "../input/body-fields.ts";
 import { formatDecimal, parsePositiveDecimal } from "../input/decimal.ts";
 import { operationSchema } from "../input/schema-validation.ts";
 import { INTERNAL_TRANSFER_PATH } from "../paths.ts";
@@ -33,28 +25,28 @@ const TRANSFER_FIELDS = [
 
 /** The request body, checked field by field (RangeError naming the field). */
 export function transferBody(raw: unknown): InternalTransfer {
-  const b = objectOf(raw, "the body");
-  onlyFields(b, TRANSFER_FIELDS, "the body");
-  const from = requiredString(b, "from_profile_id");
-  const to = requiredString(b, "to_profile_id");
-  if (b.amount === undefined || b.amount === null || b.amount === "") {
+  const f = new FieldReader(raw, "the body", TRANSFER_FIELDS);
+  const from = f.required("from_profile_id");
+  const to = f.required("to_profile_id");
+  const given = f.body.amount;
+  if (given === undefined || given === null || given === "") {
     throw new RangeError('amount is required: a decimal string like "0.05"');
   }
-  const amount = parsePositiveDecimal(b.amount, "amount");
-  const asset = assetField(b, "asset");
+  const amount = parsePositiveDecimal(given, "amount");
+  const asset = f.asset("asset");
   if (from === to) throw new RangeError("from_profile_id and to_profile_id must differ");
   return {
     fromProfileId: from,
     toProfileId: to,
     amount,
     asset,
-    refId: optionalString(b, "ref_id"),
-    metadata: checkMetadata(b.metadata, "metadata"),
-    recipientMetadata: checkMetadata(b.recipient_metadata, "recipient_metadata"),
-    fromIdentityId: optionalString(b, "from_identity_id"),
-    fromAccountId: optionalString(b, "from_account_id"),
-    toIdentityId: optionalString(b, "to_identity_id"),
-    toAccountId: optionalString(b, "to_account_id"),
+    refId: f.optional("ref_id"),
+    metadata: f.metadata("metadata"),
+    recipientMetadata: f.metadata("recipient_metadata"),
+    fromIdentityId: f.optional("from_identity_id"),
+    fromAccountId: f.optional("from_account_id"),
+    toIdentityId: f.optional("to_identity_id"),
+    toAccountId: f.optional("to_account_id"),
   };
 }
 
