@@ -69,9 +69,12 @@ export interface FindingsStream {
   close(): Promise<void>;
 }
 
-const RANGE = 1000;
-/** Ranges waiting for the worker before a page's store waits too. */
-const MAX_QUEUED = 4;
+/** Identities a catch-up or unlisted range classifies at once. */
+const RANGE = 5000;
+/** Pages waiting for the worker before a page's store waits too. */
+const MAX_QUEUED = 16;
+/** Identities of queued pages classified together, at most. */
+const BATCH_IDS = 10_000;
 const NOT_LISTED = "absent from a complete listing of the platform's identities";
 
 /**
@@ -133,10 +136,13 @@ export function startFindingsStream(
 
   async function work(): Promise<void> {
     while (!failure && !closed) {
-      const item = queue.shift();
-      if (item) {
+      if (queue.length > 0) {
+        // Pages that queued while the worker was busy are classified together: one set of
+        // statements for several pages, so a worker that fell behind catches up.
+        const batch: string[] = [];
+        while (queue.length > 0 && batch.length < BATCH_IDS) batch.push(...(queue.shift() ?? []));
         freeRoom();
-        counts.asListed += await classify(item);
+        counts.asListed += await classify(batch);
         continue;
       }
       if (!caughtUp) {

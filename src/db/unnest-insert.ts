@@ -1,0 +1,33 @@
+/**
+ * Bulk inserts with one array parameter a column (`insert … select * from unnest($1::text[], …)`)
+ * instead of one parameter a value. A 1000-row page of snapshot identities was 4000 parameters for
+ * Kysely to compile and PostgreSQL to parse and bind; as arrays it is four, whatever the rows.
+ * Works alike on node-postgres and PGlite, which both send a JavaScript array as a PostgreSQL array.
+ */
+import { type RawBuilder, sql } from "kysely";
+
+/** A column's SQL element type, as the `unnest` cast spells it. */
+export type UnnestType = "text" | "int4" | "int8" | "bool" | "timestamptz";
+
+/**
+ * `insert into <table> (<columns>) select * from unnest(<one array per column>)`, to be followed
+ * by a conflict clause if any. `columns` names each column with its element type, in order; a
+ * missing or undefined value is inserted as NULL.
+ *
+ * @example
+ *   await sql`${unnestInsert(TOOL_TABLES.sourceRows, { run_id: "text", seq: "int4" }, rows)}
+ *             on conflict (run_id, seq) do nothing`.execute(db);
+ */
+export function unnestInsert<R extends object>(
+  table: string,
+  columns: { readonly [K in keyof R & string]?: UnnestType },
+  rows: readonly R[],
+): RawBuilder<unknown> {
+  const names = Object.keys(columns) as (keyof R & string)[];
+  const arrays = names.map((name) => {
+    const values = rows.map((row) => row[name] ?? null);
+    return sql`${values}::${sql.raw(columns[name] as UnnestType)}[]`;
+  });
+  return sql`insert into ${sql.table(table)} (${sql.join(names.map((n) => sql.ref(n)))})
+             select * from unnest(${sql.join(arrays)})`;
+}
