@@ -8,10 +8,12 @@ import * as initial from "./0001-initial.ts";
 import * as runLifecycle from "./0002-run-lifecycle.ts";
 import * as runControl from "./0003-run-control.ts";
 import * as requestSeries from "./0004-request-series.ts";
+import * as listedIdentities from "./0005-listed-identities.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0001_initial": initial,
   "0002_run_lifecycle": runLifecycle,
   "0003_run_control": runControl,
   "0004_request_series": requestSeries,
+  "0005_listed_identities": listedIdentities,
 });

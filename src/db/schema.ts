@@ -32,6 +32,7 @@ export const TOOL_TABLES = {
   requestSeries: `${TOOL_SCHEMA}.request_series`,
   runControls: `${TOOL_SCHEMA}.run_controls`,
   runEvents: `${TOOL_SCHEMA}.run_events`,
+  listedIdentities: `${TOOL_SCHEMA}.listed_identities`,
 } as const;
 
 /** A timestamptz that the database fills in (`default now()`), overridable on insert/update. */
@@ -126,6 +127,12 @@ export interface SnapshotIdentitiesTable {
   status: SnapshotStatus;
   error: string | null;
   observed_at: Timestamp;
+}
+
+/** Identities a listing read before the source rows were stored, until they are sorted (0005). */
+export interface ListedIdentitiesTable {
+  run_id: string;
+  identity_id: string;
 }
 
 export interface SnapshotControlsTable {
@@ -242,6 +249,7 @@ export interface Database {
   [TOOL_TABLES.requestSeries]: RequestSeriesTable;
   [TOOL_TABLES.runControls]: RunControlsTable;
   [TOOL_TABLES.runEvents]: RunEventsTable;
+  [TOOL_TABLES.listedIdentities]: ListedIdentitiesTable;
 }
 
 export type Run = Selectable<RunsTable>;

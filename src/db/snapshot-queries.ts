@@ -6,10 +6,13 @@ import {
   type NewSourceRow,
   TOOL_TABLES,
 } from "./schema.ts";
+import { type UnnestType, unnestInsert } from "./unnest-insert.ts";
 
 /**
  * Inserts one page of snapshot rows in one transaction; re-observing an identity in the same run
- * replaces it, so the page can be written again after a lost connection.
+ * replaces it, so the page can be written again after a lost connection. `ifInSource` identities
+ * are stored only where the run's source rows hold them; `staged` ids go to `listed_identities`
+ * (see `stageListed`), in the same transaction.
  *
  * @example
  *   await insertSnapshot(db, [{ run_id, identity_id, status: "found", error: null }], controls);
@@ -18,31 +21,121 @@ export async function insertSnapshot(
   db: Kysely<Database>,
   identities: NewSnapshotIdentity[],
   controls: NewSnapshotControl[],
+  more: {
+    readonly ifInSource?: NewSnapshotIdentity[];
+    readonly staged?: NewSnapshotIdentity[];
+  } = {},
 ): Promise<void> {
-  if (identities.length === 0 && controls.length === 0) return;
+  const { ifInSource = [], staged = [] } = more;
+  if (identities.length + controls.length + ifInSource.length + staged.length === 0) return;
+  const upsert = sql`on conflict (run_id, identity_id) do update
+    set status = excluded.status, error = excluded.error, observed_at = excluded.observed_at`;
   await db.transaction().execute(async (trx) => {
-    for (let i = 0; i < identities.length; i += 2000) {
-      await trx
-        .insertInto(TOOL_TABLES.snapshotIdentities)
-        .values(identities.slice(i, i + 2000))
-        .onConflict((oc) =>
-          oc.columns(["run_id", "identity_id"]).doUpdateSet((eb) => ({
-            status: eb.ref("excluded.status"),
-            error: eb.ref("excluded.error"),
-            observed_at: eb.ref("excluded.observed_at"),
-          })),
-        )
-        .execute();
+    for (let i = 0; i < identities.length; i += CHUNK) {
+      const rows = identities.slice(i, i + CHUNK);
+      await sql`${unnestInsert(TOOL_TABLES.snapshotIdentities, IDENTITY_COLUMNS, rows)}
+        ${upsert}`.execute(trx);
     }
-    for (let i = 0; i < controls.length; i += 1000) {
-      await trx
-        .insertInto(TOOL_TABLES.snapshotControls)
-        .values(controls.slice(i, i + 1000))
-        .onConflict((oc) => oc.columns(["run_id", "control_id"]).doNothing())
-        .execute();
+    for (let i = 0; i < ifInSource.length; i += CHUNK) {
+      const ids = ifInSource.slice(i, i + CHUNK);
+      await sql`insert into ${sql.table(TOOL_TABLES.snapshotIdentities)} (run_id, identity_id, status, error)
+        select u.run_id, u.identity_id, u.status, u.error
+        from unnest(${ids.map((r) => r.run_id)}::text[], ${ids.map((r) => r.identity_id)}::text[],
+                    ${ids.map((r) => r.status)}::text[], ${ids.map((r) => r.error ?? null)}::text[])
+             as u(run_id, identity_id, status, error)
+        where exists (select 1 from ${sql.table(TOOL_TABLES.sourceRows)} s
+                      where s.run_id = u.run_id and s.identity_id = u.identity_id)
+        ${upsert}`.execute(trx);
+    }
+    await stageListed(trx, staged);
+    for (let i = 0; i < controls.length; i += CHUNK) {
+      const rows = controls.slice(i, i + CHUNK);
+      await sql`${unnestInsert(TOOL_TABLES.snapshotControls, CONTROL_COLUMNS, rows)}
+        on conflict (run_id, control_id) do nothing`.execute(trx);
     }
   });
 }
+
+/** Rows a statement: arrays cost one parameter a column, so the chunk is only a memory bound. */
+const CHUNK = 5000;
+
+const IDENTITY_COLUMNS = {
+  run_id: "text",
+  identity_id: "text",
+  status: "text",
+  error: "text",
+} as const satisfies Partial<Record<keyof NewSnapshotIdentity, UnnestType>>;
+
+const CONTROL_COLUMNS = {
+  run_id: "text",
+  identity_id: "text",
+  control_id: "text",
+  type: "text",
+  set_by: "text",
+  set_by_raw: "text",
+  is_overridable: "bool",
+  reason_code: "text",
+  reason: "text",
+  created_at: "timestamptz",
+  deleted_at: "timestamptz",
+} as const satisfies Partial<Record<keyof NewSnapshotControl, UnnestType>>;
+
+const SOURCE_COLUMNS = {
+  run_id: "text",
+  seq: "int4",
+  identity_id: "text",
+  user_disabled: "bool",
+  admin_disabled: "bool",
+  anomaly: "text",
+  anomaly_detail: "text",
+  valid: "bool",
+} as const satisfies Partial<Record<keyof NewSourceRow, UnnestType>>;
+
+/**
+ * Puts listed identities aside in `listed_identities` (a bare heap), until the run's source rows
+ * are stored and `moveListedToSnapshot` keeps those the source holds.
+ *
+ * @example
+ *   await stageListed(db, page.map((i) => ({ run_id: runId, identity_id: i.id })));
+ */
+export async function stageListed(
+  db: Kysely<Database>,
+  rows: readonly Pick<NewSnapshotIdentity, "run_id" | "identity_id">[],
+): Promise<void> {
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    await sql`${unnestInsert(TOOL_TABLES.listedIdentities, LISTED_COLUMNS, rows.slice(i, i + CHUNK))}`.execute(
+      db,
+    );
+  }
+}
+
+/**
+ * The run's staged identities that its source rows hold become `found` snapshot identities; the
+ * run's staged rows are then deleted (with any a crashed run left). One transaction.
+ *
+ * @example
+ *   const moved = await moveListedToSnapshot(db, runId);
+ */
+export async function moveListedToSnapshot(db: Kysely<Database>, runId: string): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const r = await sql`
+      insert into ${sql.table(TOOL_TABLES.snapshotIdentities)} (run_id, identity_id, status, error)
+      select distinct l.run_id, l.identity_id, 'found', null::text
+      from ${sql.table(TOOL_TABLES.listedIdentities)} l
+      where l.run_id = ${runId}
+        and exists (select 1 from ${sql.table(TOOL_TABLES.sourceRows)} s
+                    where s.run_id = l.run_id and s.identity_id = l.identity_id)
+      on conflict (run_id, identity_id) do nothing`.execute(trx);
+    await sql`
+      delete from ${sql.table(TOOL_TABLES.listedIdentities)} l
+      where l.run_id = ${runId}
+         or not exists (select 1 from ${sql.table(TOOL_TABLES.runs)} r
+                        where r.id = l.run_id and r.status = 'running')`.execute(trx);
+    return Number(r.numAffectedRows ?? 0);
+  });
+}
+
+const LISTED_COLUMNS = { run_id: "text", identity_id: "text" } as const;
 
 /**
  * Forgets what was observed of some identities, before observing them again.
@@ -70,13 +163,10 @@ export async function clearSnapshotOf(
  *   await insertSourceRows(db, [{ run_id, seq: 1, identity_id, user_disabled: true, ... }]);
  */
 export async function insertSourceRows(db: Kysely<Database>, rows: NewSourceRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 1000) {
-    await db
-      .insertInto(TOOL_TABLES.sourceRows)
-      .values(rows.slice(i, i + 1000))
-      // Idempotent, so a batch whose answer a lost connection swallowed can be sent again.
-      .onConflict((oc) => oc.columns(["run_id", "seq"]).doNothing())
-      .execute();
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    // Idempotent, so a batch whose answer a lost connection swallowed can be sent again.
+    await sql`${unnestInsert(TOOL_TABLES.sourceRows, SOURCE_COLUMNS, rows.slice(i, i + CHUNK))}
+      on conflict (run_id, seq) do nothing`.execute(db);
   }
 }
 

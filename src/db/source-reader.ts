@@ -202,11 +202,11 @@ async function* physicalPagesOfInterest(
     );
     const rows = page.map((r) => ({ ...r, copies: r.id === null ? 1 : (dups.get(r.id) ?? 1) }));
     if (rows.length > 0) yield rows;
-    // Aim at `n` rows a page, whatever the rows per block; grow at most fourfold a page, so a
-    // run of empty blocks never makes the next page huge.
-    const total = page[0]?.total ?? 0;
+    // Aim at `n` rows sent a page, whatever the rows per block and the share of clean rows (a
+    // page of a table of clean rows spans more blocks); grow at most fourfold a page, so a run of
+    // clean or empty blocks never makes the next page huge.
     from = to;
-    step = Math.max(1, Math.min(step * 4, total === 0 ? step * 4 : Math.round((step * n) / total)));
+    step = Math.max(1, Math.min(step * 4, Math.round((step * n) / Math.max(page.length, 1))));
   }
 }
 

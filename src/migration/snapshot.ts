@@ -16,6 +16,7 @@ import {
   type PlatformClient,
   PlatformError,
 } from "../platform/index.ts";
+import type { ListingStore } from "./listing-store.ts";
 import { listPartitioned } from "./partitioned-listing.ts";
 import type { Progress } from "./progress.ts";
 import { addLookedUpRows } from "./source-stage.ts";
@@ -93,12 +94,17 @@ const controlRow = (runId: string, identityId: string, c: IdentityControl): NewS
  * in created_at windows side by side when the page latency would otherwise set the pace.
  * Independent of the source pass, so the two run side by side. `onStored` is told each page's
  * identities once they are committed (the findings stream classifies them).
+ *
+ * With a `store` (see `listing-store.ts`), a listed identity holding no active control is kept
+ * only if the run's source rows hold it: nothing reads the others (no finding, no existence to
+ * prove), and at 1,000,000 identities storing them was most of the database's work.
  */
 export async function listPlatform(
   ctx: SnapshotContext,
   kind: "bulk" | "filtered",
   hint: ListingHint,
   onStored?: (identityIds: string[]) => Promise<void>,
+  store?: ListingStore,
 ): Promise<ListingFigures> {
   const { db, client, runId, progress } = ctx;
   const latencyKey = `GET ${PATHS.identities}`;
@@ -117,16 +123,25 @@ export async function listPlatform(
     signal: ctx.signal,
     onPage: async (page) => {
       const ids: NewSnapshotIdentity[] = [];
+      const withoutControls: NewSnapshotIdentity[] = [];
       const controls: NewSnapshotControl[] = [];
       for (const identity of page) {
-        ids.push({ run_id: runId, identity_id: identity.id, status: "found", error: null });
+        const row = {
+          run_id: runId,
+          identity_id: identity.id,
+          status: "found",
+          error: null,
+        } as const;
+        const before = controls.length;
         for (const c of identity.activeControls) {
           if (!c.deletedAt) controls.push(controlRow(runId, identity.id, c));
         }
+        (store && controls.length === before ? withoutControls : ids).push(row);
       }
-      await insertSnapshot(db, ids, controls);
+      if (store) await store.page(ids, withoutControls, controls);
+      else await insertSnapshot(db, ids, controls);
       progress.tick(page.length);
-      await onStored?.(ids.map((i) => i.identity_id));
+      await onStored?.(page.map((i) => i.id));
     },
   });
   progress.stop();

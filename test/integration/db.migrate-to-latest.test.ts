@@ -46,6 +46,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "valid",
   ],
   snapshot_identities: ["run_id", "identity_id", "status", "error", "observed_at"],
+  listed_identities: ["run_id", "identity_id"],
   snapshot_controls: [
     "run_id",
     "identity_id",
