@@ -12,6 +12,7 @@ import {
   type NewAction,
   TOOL_TABLES,
 } from "./schema.ts";
+import { type UnnestType, unnestInsert } from "./unnest-insert.ts";
 
 const T = TOOL_TABLES.actions;
 const serverNow = () => sql<Date>`now()`;
@@ -23,15 +24,31 @@ const serverNow = () => sql<Date>`now()`;
  *   await insertActions(trx, [{ run_id, identity_id, action: "create", control_type: "SELL_ONLY",
  *     control_key: "SELL_ONLY:client", status: "pending" }]);
  */
-export async function insertActions(db: Kysely<Database>, rows: NewAction[]): Promise<number> {
+export async function insertActions(
+  db: Kysely<Database>,
+  rows: NewPendingAction[],
+): Promise<number> {
   if (rows.length === 0) return 0;
-  const r = await db
-    .insertInto(T)
-    .values(rows)
-    .onConflict((oc) => oc.columns(["run_id", "identity_id", "action", "control_key"]).doNothing())
-    .executeTakeFirst();
-  return Number(r.numInsertedOrUpdatedRows ?? 0);
+  const r = await sql`${unnestInsert(T, PENDING_COLUMNS, rows)}
+    on conflict (run_id, identity_id, action, control_key) do nothing`.execute(db);
+  return Number(r.numAffectedRows ?? 0);
 }
+
+/** What the findings stage journals: an action before it is tried (the rest takes defaults). */
+export type NewPendingAction = Pick<
+  NewAction,
+  "run_id" | "identity_id" | "finding_id" | "action" | "control_type" | "control_key" | "status"
+>;
+
+const PENDING_COLUMNS = {
+  run_id: "text",
+  identity_id: "text",
+  finding_id: "int8",
+  action: "text",
+  control_type: "text",
+  control_key: "text",
+  status: "text",
+} as const satisfies Record<keyof NewPendingAction, UnnestType>;
 
 /**
  * Actions of a run in the given states, in id order after `afterId` (keyset, constant memory).
@@ -89,6 +106,42 @@ export async function markInFlight(db: Kysely<Database>, id: number): Promise<vo
     .set({ status: "in_flight", attempts: sql`attempts + 1`, updated_at: serverNow() })
     .where("id", "=", id)
     .execute();
+}
+
+/**
+ * `markInFlight` for several actions at once, in one statement (the executor's group commit):
+ * each is committed in_flight before its own request, as with one at a time.
+ *
+ * @example
+ *   await markManyInFlight(db, [12, 13, 14]); // then send their creates
+ */
+export async function markManyInFlight(
+  db: Kysely<Database>,
+  ids: readonly number[],
+): Promise<void> {
+  if (ids.length === 0) return;
+  await sql`update ${sql.table(T)} set status = 'in_flight', attempts = attempts + 1, updated_at = now()
+            where id = any(${[...ids]}::int8[])`.execute(db);
+}
+
+/**
+ * Records creates the platform answered 200, several in one statement: succeeded, outcome
+ * `created`, with the id of the control made.
+ *
+ * @example
+ *   await recordCreated(db, [{ id: 12, controlId: "c-9f…" }]);
+ */
+export async function recordCreated(
+  db: Kysely<Database>,
+  done: readonly { readonly id: number; readonly controlId: string }[],
+): Promise<void> {
+  if (done.length === 0) return;
+  await sql`update ${sql.table(T)} a
+            set status = 'succeeded', outcome = 'created', result_control_id = u.control_id,
+                http_status = 200, error = null, updated_at = now()
+            from unnest(${done.map((d) => d.id)}::int8[], ${done.map((d) => d.controlId)}::text[])
+                 as u(id, control_id)
+            where a.id = u.id`.execute(db);
 }
 
 /**
