@@ -155,11 +155,16 @@ async function duplicateIds(db: AnyDb, src: ResolvedSource): Promise<Map<string,
   return new Map(r.rows.map((x) => [x.id, Number(x.copies)]));
 }
 
-/** A lower-case UUID id and two exact false literals, on the page's text columns `p.*`. */
-function cleanRow(): RawBuilder<unknown> {
-  const falseTexts = sql`${FALSE_FLAG_TEXTS}::text[]`;
-  return sql`coalesce(p.id ~ ${LOWER_UUID_PATTERN} and lower(p."userDisabled") = any(${falseTexts})
-                      and lower(p."adminDisabled") = any(${falseTexts}), false)`;
+/** A lower-case UUID id and two exact false literals (a boolean false, or such a text). */
+function cleanRow(src: ResolvedSource): RawBuilder<unknown> {
+  // Cheapest first, by the columns' own types: a boolean flag needs no text, a uuid id is always a
+  // lower-case UUID as text, and the regular expression (most of the cost) runs last, if at all.
+  const falseFlag = (col: SourceColumn) =>
+    col.type === "boolean"
+      ? sql`${col.ref} is false`
+      : sql`lower(${col.ref}::text) = any(${FALSE_FLAG_TEXTS}::text[])`;
+  const id = src.id.type === "uuid" ? sql`true` : sql`${src.id.ref}::text ~ ${LOWER_UUID_PATTERN}`;
+  return sql`coalesce(${falseFlag(src.userDisabled)} and ${falseFlag(src.adminDisabled)} and ${id}, false)`;
 }
 
 /**
@@ -194,10 +199,11 @@ async function* physicalPagesOfInterest(
       db,
       sql`select p.id, p."userDisabled", p."adminDisabled", p.rn::int as rn, p.total::int as total
           from (
-            select ${cols}, row_number() over (order by ${table}.ctid) as rn, count(*) over () as total
+            select ${cols}, ${cleanRow(src)} as clean,
+                   row_number() over (order by ${table}.ctid) as rn, count(*) over () as total
             from ${table} where ${table}.ctid >= ${`(${from},0)`}::tid ${upper}
           ) p
-          where p.rn = p.total or not ${cleanRow()} or p.id = any(${dupIds}::text[])
+          where p.rn = p.total or not p.clean or p.id = any(${dupIds}::text[])
           order by p.rn`,
     );
     const rows = page.map((r) => ({ ...r, copies: r.id === null ? 1 : (dups.get(r.id) ?? 1) }));
@@ -272,11 +278,11 @@ async function* rangePagesOfInterest(
           select p.id, p."userDisabled", p."adminDisabled",
                  p.copies::int as copies, p.rn::int as rn, p.total::int as total, b.got
           from b cross join lateral (
-            select ${cols}, count(*) over (partition by ${id}) as copies,
+            select ${cols}, ${cleanRow(src)} as clean, count(*) over (partition by ${id}) as copies,
                    row_number() over (order by ${id}) as rn, count(*) over () as total
             from ${table} where ${id} is not null ${after} and ${id} <= b.hi
           ) p
-          where p.copies > 1 or p.rn = p.total or not ${cleanRow()}
+          where p.copies > 1 or p.rn = p.total or not p.clean
           order by p.rn`,
     );
     if (page.length === 0) return;

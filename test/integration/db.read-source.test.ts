@@ -365,9 +365,21 @@ for (const b of backends) {
         seed: 11,
         withAnomalies: true,
       });
+      // A uuid id column and boolean flags take the database's cheaper tests.
+      await sql`create table tricky_uuid (id uuid, user_disabled boolean, admin_disabled boolean)`.execute(
+        db,
+      );
+      for (let i = 1; i <= 40; i++) {
+        const flags = i % 7 === 0 ? [true, false] : i % 11 === 0 ? [false, null] : [false, false];
+        await sql`insert into tricky_uuid values (${U(i)}, ${flags[0]}, ${flags[1]})`.execute(db);
+      }
+      await sql`insert into tricky_uuid values (${U(3)}, false, false), (null, false, false)`.execute(
+        db,
+      );
       // A view has no storage order: it is read by id ranges instead.
       await sql`create view tricky_view as select * from tricky`.execute(db);
       for (const [relation, batchSize] of [
+        ["tricky_uuid", 4],
         ["tricky_view", 1],
         ["tricky_view", 4],
         ["tricky", 1],
