@@ -228,11 +228,13 @@ export async function sellOnlyHoldersOutsideSource(
   identityIds: readonly string[],
 ): Promise<string[]> {
   if (identityIds.length === 0) return [];
+  // Driven from the ids (an index probe each): a filter on the run's controls made PostgreSQL hash
+  // the run's whole source_rows for every batch.
   const r = await sql<{ identity_id: string }>`
-    select distinct c.identity_id from ${sql.table(TOOL_TABLES.snapshotControls)} c
-    where c.run_id = ${runId} and c.type = 'SELL_ONLY'
-      and c.identity_id = any(${[...identityIds]}::text[])
-      and not exists (select 1 from ${sql.table(TOOL_TABLES.sourceRows)} s
+    select distinct c.identity_id from unnest(${[...identityIds]}::text[]) as x(identity_id)
+    join ${sql.table(TOOL_TABLES.snapshotControls)} c
+      on c.run_id = ${runId} and c.identity_id = x.identity_id and c.type = 'SELL_ONLY'
+    where not exists (select 1 from ${sql.table(TOOL_TABLES.sourceRows)} s
                       where s.run_id = c.run_id and s.identity_id = c.identity_id)
       and not exists (select 1 from ${sql.table(TOOL_TABLES.findings)} f
                       where f.run_id = c.run_id and f.identity_id = c.identity_id)

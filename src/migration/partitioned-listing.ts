@@ -118,7 +118,9 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
     const latency = o.latencyMs() ?? o.latencyHintMs ?? null;
     if (latency === null) return 1;
     const cycle = Math.max(latency, stores > 0 ? storeMs / stores : 0);
-    return Math.max(1, Math.min(o.maxParallel, Math.ceil((cycle / 1000) * o.rate())));
+    // Headroom: the cycle is a median, and a cursor short of the budget is time lost for good,
+    // while one too many only waits for its turn at the budget.
+    return Math.max(1, Math.min(o.maxParallel, Math.ceil((cycle / 1000) * o.rate() * 1.25) + 1));
   };
   const openEstimate = () =>
     o.expectedItems == null ? Number.POSITIVE_INFINITY : Math.max(0, o.expectedItems - identities);
