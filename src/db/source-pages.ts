@@ -1,0 +1,234 @@
+/**
+ * The source reader's pages (see `source-reader.ts` for the reading order and its reasons): by id
+ * keyset, whole or with the clean rows left in the database; by storage order for `omitClean` on
+ * tables; and the NULL-id rows last.
+ */
+import { type Kysely, type RawBuilder, sql } from "kysely";
+import { FALSE_FLAG_TEXTS, LOWER_UUID_PATTERN, type RawSourceRow } from "./source-anomalies.ts";
+import type { ResolvedSource, SourceColumn } from "./source-relation.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: the source relation is the user's, not in our types
+type AnyDb = Kysely<any>;
+
+export interface PageRow extends RawSourceRow {
+  readonly rowCtid?: string;
+  /** Set by the `omitClean` pages: rows sharing the id, position in the page, rows in the page. */
+  readonly copies?: number;
+  readonly rn?: number;
+  readonly total?: number;
+}
+
+/** Above this many duplicated ids, `omitClean` reads in id order, where copies are neighbours. */
+export const MAX_PHYSICAL_DUPLICATES = 10_000;
+
+/** The ids held by more than one row, with their number of rows: one hashed scan. */
+export async function duplicateIds(db: AnyDb, src: ResolvedSource): Promise<Map<string, number>> {
+  const id = src.id.ref;
+  const r = await sql<{ id: string; copies: number }>`
+    select ${id}::text as id, count(*)::int as copies from ${src.table}
+    where ${id} is not null group by ${id} having count(*) > 1
+    limit ${MAX_PHYSICAL_DUPLICATES + 1}`.execute(db);
+  return new Map(r.rows.map((x) => [x.id, Number(x.copies)]));
+}
+
+/** A lower-case UUID id and two exact false literals (a boolean false, or such a text). */
+function cleanRow(src: ResolvedSource): RawBuilder<unknown> {
+  // Cheapest first, by the columns' own types: a boolean flag needs no text, a uuid id is always a
+  // lower-case UUID as text, and the regular expression (most of the cost) runs last, if at all.
+  const falseFlag = (col: SourceColumn) =>
+    col.type === "boolean"
+      ? sql`${col.ref} is false`
+      : sql`lower(${col.ref}::text) = any(${FALSE_FLAG_TEXTS}::text[])`;
+  const id = src.id.type === "uuid" ? sql`true` : sql`${src.id.ref}::text ~ ${LOWER_UUID_PATTERN}`;
+  return sql`coalesce(${falseFlag(src.userDisabled)} and ${falseFlag(src.adminDisabled)} and ${id}, false)`;
+}
+
+/**
+ * `omitClean` on a table or materialized view: the rows in the order they are stored, a page being
+ * a range of blocks (a TID range scan, so the heap is read once, in order, instead of once per id
+ * through the index). Copies of an id can be anywhere, so the ids held by several rows are found
+ * first (`duplicateIds`) and every row of them is sent. A page's last row is always sent: it
+ * carries the page's row count. NULL ids are never clean, so they come in their place.
+ */
+export async function* physicalPagesOfInterest(
+  db: AnyDb,
+  src: ResolvedSource,
+  dups: Map<string, number>,
+  n: number,
+  signal?: AbortSignal,
+): AsyncGenerator<PageRow[]> {
+  const cols = selectedColumns(src);
+  const { table } = src;
+  const blockSize = await sql<{ blocks: number }>`
+    select (pg_relation_size(format('%I.%I', ${src.schema}::text, ${src.name}::text)::regclass)
+            / current_setting('block_size')::int)::int as blocks
+  `.execute(db);
+  // The relation's size when the pass starts: do not change it during a run (see above).
+  const blocks = Number(blockSize.rows[0]?.blocks ?? 0);
+  const dupIds = [...dups.keys()];
+  let step = 8;
+  for (let from = 0; from < blocks; ) {
+    signal?.throwIfAborted();
+    const to = Math.min(blocks, from + step);
+    const upper = to >= blocks ? sql`` : sql`and ${table}.ctid < ${`(${to},0)`}::tid`;
+    const page = await rowsOf(
+      db,
+      sql`select p.id, p."userDisabled", p."adminDisabled", p.rn::int as rn, p.total::int as total
+          from (
+            select ${cols}, ${cleanRow(src)} as clean,
+                   row_number() over (order by ${table}.ctid) as rn, count(*) over () as total
+            from ${table} where ${table}.ctid >= ${`(${from},0)`}::tid ${upper}
+          ) p
+          where p.rn = p.total or not p.clean or p.id = any(${dupIds}::text[])
+          order by p.rn`,
+    );
+    const rows = page.map((r) => ({ ...r, copies: r.id === null ? 1 : (dups.get(r.id) ?? 1) }));
+    if (rows.length > 0) yield rows;
+    // Aim at `n` rows sent a page, whatever the rows per block and the share of clean rows (a
+    // page of a table of clean rows spans more blocks); grow at most fourfold a page, so a run of
+    // clean or empty blocks never makes the next page huge.
+    from = to;
+    step = Math.max(1, Math.min(step * 4, Math.round((step * n) / Math.max(page.length, 1))));
+  }
+}
+
+/**
+ * Pages of the rows with an id, in id order (keyset on the id), whole rows or, with `omitClean`,
+ * only those the database cannot prove clean.
+ */
+export async function* idKeysetPages(
+  db: AnyDb,
+  src: ResolvedSource,
+  n: number,
+  omitClean: boolean,
+  signal?: AbortSignal,
+): AsyncGenerator<PageRow[]> {
+  const id = src.id.ref;
+  let last: string | null = null;
+  for (;;) {
+    signal?.throwIfAborted();
+    const after = last === null ? sql`` : sql`and ${id} > ${last}`;
+    const { page, full } = await (omitClean ? rangeOfInterest : wholeKeysetPage)(db, src, after, n);
+    if (page.length === 0) return;
+    last = page[page.length - 1]!.id;
+    yield page;
+    if (!full) return;
+  }
+}
+
+type IdPage = { page: PageRow[]; full: boolean };
+
+/**
+ * The next `n` rows after the bound. Keyset on a non-unique key would skip the copies of an id
+ * that straddle a page boundary, so a full page's trailing id group is re-read whole.
+ */
+async function wholeKeysetPage(
+  db: AnyDb,
+  src: ResolvedSource,
+  after: RawBuilder<unknown>,
+  n: number,
+): Promise<IdPage> {
+  const cols = selectedColumns(src);
+  const { table } = src;
+  const id = src.id.ref;
+  const page = await rowsOf(
+    db,
+    sql`select ${cols} from ${table} where ${id} is not null ${after} order by ${id} limit ${n}`,
+  );
+  const full = page.length === n;
+  if (!full) return { page, full };
+  const boundary = page[page.length - 1]!.id!;
+  let cut = page.length;
+  while (cut > 0 && page[cut - 1]!.id === boundary) cut--;
+  const group = await rowsOf(db, sql`select ${cols} from ${table} where ${id} = ${boundary}`);
+  return { page: page.slice(0, cut).concat(group), full };
+}
+
+/**
+ * The id range (bound, hi], hi being the `n`-th id after the bound, so every copy of hi is in it,
+ * with the clean rows left in the database (see `omitClean`). Its last row is always sent, clean
+ * or not: it carries hi and the page's row count.
+ */
+async function rangeOfInterest(
+  db: AnyDb,
+  src: ResolvedSource,
+  after: RawBuilder<unknown>,
+  n: number,
+): Promise<IdPage> {
+  const { table } = src;
+  const id = src.id.ref;
+  const page = await rowsOf(
+    db,
+    sql`with r as (select ${id} as k from ${table} where ${id} is not null ${after}
+                   order by ${id} limit ${n}),
+             b as (select max(k) as hi, count(*)::int as got from r)
+        select p.id, p."userDisabled", p."adminDisabled",
+               p.copies::int as copies, p.rn::int as rn, p.total::int as total, b.got
+        from b cross join lateral (
+          select ${selectedColumns(src)}, ${cleanRow(src)} as clean,
+                 count(*) over (partition by ${id}) as copies,
+                 row_number() over (order by ${id}) as rn, count(*) over () as total
+          from ${table} where ${id} is not null ${after} and ${id} <= b.hi
+        ) p
+        where p.copies > 1 or p.rn = p.total or not p.clean
+        order by p.rn`,
+  );
+  return { page, full: (page[0] as (PageRow & { got: number }) | undefined)?.got === n };
+}
+
+/**
+ * NULL ids sort outside any keyset: on tables and materialized views they are read by ctid keyset
+ * (a TID range scan); on views and partitioned or foreign tables, which have no usable ctid, by
+ * LIMIT/OFFSET ordered by every selected column, exact because rows tied on every column are
+ * indistinguishable to us.
+ */
+export async function* nullIdPages(
+  db: AnyDb,
+  src: ResolvedSource,
+  n: number,
+  signal?: AbortSignal,
+): AsyncGenerator<PageRow[]> {
+  const cols = selectedColumns(src);
+  const { table } = src;
+  const id = src.id.ref;
+  if (src.kind === "r" || src.kind === "m") {
+    let lastCtid = "(0,0)"; // item numbers start at 1, so this precedes every tuple
+    for (;;) {
+      signal?.throwIfAborted();
+      const page = await rowsOf(
+        db,
+        sql`select ${table}.ctid::text as "rowCtid", ${cols} from ${table}
+            where ${id} is null and ${table}.ctid > ${lastCtid}::tid
+            order by ${table}.ctid limit ${n}`,
+      );
+      if (page.length === 0) return;
+      lastCtid = page[page.length - 1]!.rowCtid!;
+      yield page;
+      if (page.length < n) return;
+    }
+  }
+  const ud = src.userDisabled.ref;
+  const ad = src.adminDisabled.ref;
+  for (let offset = 0; ; offset += n) {
+    signal?.throwIfAborted();
+    const page = await rowsOf(
+      db,
+      sql`select ${cols} from ${table} where ${id} is null
+          order by ${ud} nulls first, ${ad} nulls first limit ${n} offset ${offset}`,
+    );
+    if (page.length === 0) return;
+    yield page;
+    if (page.length < n) return;
+  }
+}
+
+/** The three columns as text, named as `RawSourceRow` has them. */
+export function selectedColumns(src: ResolvedSource): RawBuilder<unknown> {
+  return sql`${src.id.ref}::text as id, ${src.userDisabled.ref}::text as "userDisabled",
+             ${src.adminDisabled.ref}::text as "adminDisabled"`;
+}
+
+export async function rowsOf(db: AnyDb, query: RawBuilder<unknown>): Promise<PageRow[]> {
+  const result = await (query as RawBuilder<PageRow>).execute(db);
+  return result.rows;
+}
