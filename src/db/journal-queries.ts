@@ -109,42 +109,6 @@ export async function markInFlight(db: Kysely<Database>, id: number): Promise<vo
 }
 
 /**
- * `markInFlight` for several actions at once, in one statement (the executor's group commit):
- * each is committed in_flight before its own request, as with one at a time.
- *
- * @example
- *   await markManyInFlight(db, [12, 13, 14]); // then send their creates
- */
-export async function markManyInFlight(
-  db: Kysely<Database>,
-  ids: readonly number[],
-): Promise<void> {
-  if (ids.length === 0) return;
-  await sql`update ${sql.table(T)} set status = 'in_flight', attempts = attempts + 1, updated_at = now()
-            where id = any(${[...ids]}::int8[])`.execute(db);
-}
-
-/**
- * Records creates the platform answered 200, several in one statement: succeeded, outcome
- * `created`, with the id of the control made.
- *
- * @example
- *   await recordCreated(db, [{ id: 12, controlId: "c-9f…" }]);
- */
-export async function recordCreated(
-  db: Kysely<Database>,
-  done: readonly { readonly id: number; readonly controlId: string }[],
-): Promise<void> {
-  if (done.length === 0) return;
-  await sql`update ${sql.table(T)} a
-            set status = 'succeeded', outcome = 'created', result_control_id = u.control_id,
-                http_status = 200, error = null, updated_at = now()
-            from unnest(${done.map((d) => d.id)}::int8[], ${done.map((d) => d.controlId)}::text[])
-                 as u(id, control_id)
-            where a.id = u.id`.execute(db);
-}
-
-/**
  * Pending actions marked as re-read now: their knowledge is fresh again.
  *
  * @example

@@ -1,14 +1,13 @@
 /**
  * Executes a run's journal: each action is journaled in_flight (committed) before its request and
- * gets its outcome after; a create's two writes are group-committed with its neighbours'. Writes pass the run's write gate (pause, throttle file, daily window,
+ * gets its outcome after. Writes pass the run's write gate (pause, throttle file, daily window,
  * set-rate: `run-control.ts`); outcomes in doubt are settled by looking (`action-outcome.ts`).
  */
 import pMap from "p-map";
 import {
   actionsPage,
   countPendingByAction,
-  markManyInFlight,
-  recordCreated,
+  markInFlight,
   skipPending,
   updateAction,
 } from "../db/journal-queries.ts";
@@ -20,7 +19,6 @@ import { PlatformError } from "../platform/index.ts";
 import { fail, unsentOnCancel, verify } from "./action-outcome.ts";
 import { runDelete } from "./delete-action.ts";
 import type { ExecutorContext } from "./executor-context.ts";
-import { GroupCommit } from "./group-commit.ts";
 import { LocalChannel } from "./local-channel.ts";
 import { CLIENT_CREATABLE_TYPES } from "./mapping.ts";
 import { reverifyPending } from "./reverify.ts";
@@ -36,26 +34,13 @@ export interface ExecutionCounts {
 const MAX_CYCLES = 3;
 const PAGE = 500;
 
-/** The executor's two writes per create, group-committed (see `group-commit.ts`). */
-interface JournalBatches {
-  readonly inFlight: GroupCommit<number>;
-  readonly created: GroupCommit<{ id: number; controlId: string }>;
-}
-
-function journalBatches(ctx: ExecutorContext): JournalBatches {
-  return {
-    inFlight: new GroupCommit((ids) => markManyInFlight(ctx.db, ids)),
-    created: new GroupCommit((done) => recordCreated(ctx.db, done)),
-  };
-}
-
-async function runCreate(ctx: ExecutorContext, a: Action, journal: JournalBatches): Promise<void> {
+async function runCreate(ctx: ExecutorContext, a: Action): Promise<void> {
   if (!CLIENT_CREATABLE_TYPES.has(a.control_type) || a.control_type === "FROZEN") {
     await fail(ctx, a, "refused_locally", `clients may not create ${a.control_type} controls`);
     return;
   }
   for (let cycle = 1; cycle <= MAX_CYCLES; cycle++) {
-    await journal.inFlight.add(a.id);
+    await markInFlight(ctx.db, a.id);
     try {
       const created = await ctx.client.createIdentityControl({
         identityId: a.identity_id,
@@ -64,7 +49,13 @@ async function runCreate(ctx: ExecutorContext, a: Action, journal: JournalBatche
         reason: ctx.options.run.reason,
         signal: ctx.signal,
       });
-      await journal.created.add({ id: a.id, controlId: created.id });
+      await updateAction(ctx.db, a.id, {
+        status: "succeeded",
+        outcome: "created",
+        result_control_id: created.id,
+        http_status: 200,
+        error: null,
+      });
       return;
     } catch (err) {
       if (!(err instanceof PlatformError)) throw err;
@@ -200,7 +191,6 @@ async function runPending(
 ): Promise<ExecutionCounts> {
   const cap = ctx.options.run.limit ?? Number.POSITIVE_INFINITY;
   const state: { started: number; failure?: unknown } = { started: 0 };
-  const journal = journalBatches(ctx);
   ctx.progress.start("apply", Math.min(total, cap));
   try {
     // p-map pulls the next action only when a place is free, so memory stays flat and a cancel
@@ -213,7 +203,7 @@ async function runPending(
         try {
           const ran = await control.gate.admit(async () => {
             control.noteWritesStarted();
-            await (a.action === "create" ? runCreate(ctx, a, journal) : runDelete(ctx, a));
+            await (a.action === "create" ? runCreate(ctx, a) : runDelete(ctx, a));
             return true;
           }, ctx.signal);
           if (!ran) return;
