@@ -90,7 +90,7 @@ export function createPgPool(connectionString: string, max = POOL_SIZE): pg.Pool
     client.on("error", ignoreClientError);
     // Queued before the session's first query. The run's queries are many and short; JIT
     // compiling them cost about 40 ms each (a third of a findings batch at 1,000,000 identities).
-    client.query("set jit = off").catch(ignoreClientError);
+    client.query("set jit = off; set max_parallel_workers_per_gather = 0").catch(ignoreClientError);
   });
   // An idle client losing its server emits on the pool; the pool drops it and the next checkout
   // gets a fresh connection.

@@ -1,6 +1,6 @@
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import { type Database, type Finding, type NewFinding, TOOL_TABLES } from "./schema.ts";
-import { type UnnestType, unnestInsert } from "./unnest-insert.ts";
+import { chainWrites, type UnnestType, unnestInsert } from "./unnest-insert.ts";
 
 export interface IdentityStateRow {
   identity_id: string;
@@ -108,31 +108,52 @@ export async function identityStatesPage(
   return parsed(r.rows);
 }
 
+/** What a run stored of one observed identity: its status and its active controls. */
+export type StoredObservation = Pick<
+  IdentityStateRow,
+  "identity_id" | "status" | "error" | "controls"
+>;
+
 /**
- * The join for some identities, as they are stored (a listed page, a range caught up): those of
- * them the findings stage looks at (a valid candidate, or holding a SELL_ONLY) and has not
- * classified yet in this run. Classifying is done by one worker at a time, so "not classified
- * yet" is exact.
+ * What the run's snapshot holds of some identities (those it holds), skipping any already
+ * classified in this run. Both lookups go by `= any` on the `(run_id, identity_id)` keys, an index
+ * descent per id whatever the run's size: a join here let PostgreSQL hash the run's whole
+ * findings or source rows for every range.
  *
  * @example
- *   const rows = await unclassifiedStatesOf(db, runId, page.map((i) => i.id));
+ *   const rows = await unclassifiedObservations(db, runId, ids);
  */
-export async function unclassifiedStatesOf(
+export async function unclassifiedObservations(
   db: Kysely<Database>,
   runId: string,
   identityIds: readonly string[],
-): Promise<IdentityStateRow[]> {
+): Promise<StoredObservation[]> {
   if (identityIds.length === 0) return [];
-  const ids = sql`
-    select distinct x.identity_id from unnest(${[...identityIds]}::text[]) as x(identity_id)
-    where (exists (select 1 from ${sql.table(TOOL_TABLES.sourceRows)} s
-                   where s.run_id = ${runId} and s.identity_id = x.identity_id and ${CANDIDATE})
-        or exists (select 1 from ${sql.table(TOOL_TABLES.snapshotControls)} c
-                   where c.run_id = ${runId} and c.identity_id = x.identity_id and c.type = 'SELL_ONLY'))
-      and not exists (select 1 from ${sql.table(TOOL_TABLES.findings)} f
-                      where f.run_id = ${runId} and f.identity_id = x.identity_id and ${CLASSIFIED})`;
-  const r = await statesOf(runId, ids).execute(db);
-  return parsed(r.rows);
+  const ids = [...identityIds];
+  const done = await sql<{ identity_id: string }>`
+    select distinct f.identity_id from ${sql.table(TOOL_TABLES.findings)} f
+    where f.run_id = ${runId} and f.identity_id = any(${ids}::text[]) and ${CLASSIFIED}`.execute(
+    db,
+  );
+  const skip = new Set(done.rows.map((r) => r.identity_id));
+  const wanted = skip.size === 0 ? ids : ids.filter((id) => !skip.has(id));
+  if (wanted.length === 0) return [];
+  const r = await sql<StoredObservation>`
+    select si.identity_id, si.status, si.error,
+      coalesce((
+        select json_agg(json_build_object('control_id', c.control_id, 'type', c.type, 'set_by', c.set_by,
+                                          'set_by_raw', c.set_by_raw, 'is_overridable', c.is_overridable)
+                        order by c.control_id)
+        from ${sql.table(TOOL_TABLES.snapshotControls)} c
+        where c.run_id = si.run_id and c.identity_id = si.identity_id and c.deleted_at is null
+      ), '[]'::json) as controls
+    from ${sql.table(TOOL_TABLES.snapshotIdentities)} si
+    where si.run_id = ${runId} and si.identity_id = any(${wanted}::text[])
+    order by si.identity_id`.execute(db);
+  return r.rows.map((row) => ({
+    ...row,
+    controls: typeof row.controls === "string" ? JSON.parse(row.controls) : row.controls,
+  }));
 }
 
 /**
@@ -179,20 +200,28 @@ export async function unlistedCandidatesPage(
 }
 
 /**
- * Inserts findings and returns their ids, in order (the journal's actions point at them).
+ * Inserts findings and returns their ids, in order (the journal's actions point at them), after
+ * the writes `before` (see `chainWrites`), all in one statement.
  *
  * @example
  *   const [id] = await insertFindings(trx, [{ run_id, identity_id, finding: "missing_client_control" }]);
  */
-export async function insertFindings(db: Kysely<Database>, rows: NewFinding[]): Promise<number[]> {
+export async function insertFindings(
+  db: Kysely<Database>,
+  rows: NewFinding[],
+  before: readonly RawBuilder<unknown>[] = [],
+): Promise<number[]> {
   if (rows.length === 0) return [];
   // One array a column; `insert … select` from unnest returns its rows in the arrays' order.
-  const out = await sql<{ id: number | string }>`
-    ${unnestInsert(
-      TOOL_TABLES.findings,
-      FINDING_COLUMNS,
-      rows.map((r) => ({ ...r, prunable: r.prunable ?? false })),
-    )} returning id`.execute(db);
+  // Writes of the same transaction (`before`) ride along as CTEs: one round trip for all.
+  const insert = sql`${unnestInsert(
+    TOOL_TABLES.findings,
+    FINDING_COLUMNS,
+    rows.map((r) => ({ ...r, prunable: r.prunable ?? false })),
+  )} returning id`;
+  const out = await (
+    chainWrites([...before, insert]) as RawBuilder<{ id: number | string }>
+  ).execute(db);
   return out.rows.map((r) => Number(r.id));
 }
 

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
 import {
   type Database,
   type NewSnapshotControl,
@@ -6,13 +6,11 @@ import {
   type NewSourceRow,
   TOOL_TABLES,
 } from "./schema.ts";
-import { type UnnestType, unnestInsert } from "./unnest-insert.ts";
+import { chainWrites, type UnnestType, unnestInsert } from "./unnest-insert.ts";
 
 /**
- * Inserts one page of snapshot rows in one transaction; re-observing an identity in the same run
- * replaces it, so the page can be written again after a lost connection. `ifInSource` identities
- * are stored only where the run's source rows hold them; `staged` ids go to `listed_identities`
- * (see `stageListed`), in the same transaction.
+ * Inserts snapshot rows in one transaction; re-observing an identity in the same run replaces it,
+ * so the rows can be written again after a lost connection.
  *
  * @example
  *   await insertSnapshot(db, [{ run_id, identity_id, status: "found", error: null }], controls);
@@ -21,39 +19,40 @@ export async function insertSnapshot(
   db: Kysely<Database>,
   identities: NewSnapshotIdentity[],
   controls: NewSnapshotControl[],
-  more: {
-    readonly ifInSource?: NewSnapshotIdentity[];
-    readonly staged?: NewSnapshotIdentity[];
-  } = {},
 ): Promise<void> {
-  const { ifInSource = [], staged = [] } = more;
-  if (identities.length + controls.length + ifInSource.length + staged.length === 0) return;
-  const upsert = sql`on conflict (run_id, identity_id) do update
-    set status = excluded.status, error = excluded.error, observed_at = excluded.observed_at`;
+  if (identities.length + controls.length === 0) return;
   await db.transaction().execute(async (trx) => {
-    for (let i = 0; i < identities.length; i += CHUNK) {
-      const rows = identities.slice(i, i + CHUNK);
-      await sql`${unnestInsert(TOOL_TABLES.snapshotIdentities, IDENTITY_COLUMNS, rows)}
-        ${upsert}`.execute(trx);
-    }
-    for (let i = 0; i < ifInSource.length; i += CHUNK) {
-      const ids = ifInSource.slice(i, i + CHUNK);
-      await sql`insert into ${sql.table(TOOL_TABLES.snapshotIdentities)} (run_id, identity_id, status, error)
-        select u.run_id, u.identity_id, u.status, u.error
-        from unnest(${ids.map((r) => r.run_id)}::text[], ${ids.map((r) => r.identity_id)}::text[],
-                    ${ids.map((r) => r.status)}::text[], ${ids.map((r) => r.error ?? null)}::text[])
-             as u(run_id, identity_id, status, error)
-        where exists (select 1 from ${sql.table(TOOL_TABLES.sourceRows)} s
-                      where s.run_id = u.run_id and s.identity_id = u.identity_id)
-        ${upsert}`.execute(trx);
-    }
-    await stageListed(trx, staged);
-    for (let i = 0; i < controls.length; i += CHUNK) {
-      const rows = controls.slice(i, i + CHUNK);
-      await sql`${unnestInsert(TOOL_TABLES.snapshotControls, CONTROL_COLUMNS, rows)}
-        on conflict (run_id, control_id) do nothing`.execute(trx);
+    for (let i = 0; i < Math.max(identities.length, controls.length); i += CHUNK) {
+      await chainWrites(
+        snapshotWrites(identities.slice(i, i + CHUNK), controls.slice(i, i + CHUNK)),
+      )?.execute(trx);
     }
   });
+}
+
+/**
+ * The statements that store some observed identities and their controls (at most a few thousand
+ * rows: one listing page or one catch-up range), to be chained with other writes of the same
+ * transaction (`chainWrites`). Idempotent, like `insertSnapshot`.
+ *
+ * @example
+ *   const writes = snapshotWrites(identities, controls);
+ */
+export function snapshotWrites(
+  identities: readonly NewSnapshotIdentity[],
+  controls: readonly NewSnapshotControl[],
+): RawBuilder<unknown>[] {
+  const writes: RawBuilder<unknown>[] = [];
+  if (identities.length > 0) {
+    writes.push(sql`${unnestInsert(TOOL_TABLES.snapshotIdentities, IDENTITY_COLUMNS, identities)}
+      on conflict (run_id, identity_id) do update
+      set status = excluded.status, error = excluded.error, observed_at = excluded.observed_at`);
+  }
+  if (controls.length > 0) {
+    writes.push(sql`${unnestInsert(TOOL_TABLES.snapshotControls, CONTROL_COLUMNS, controls)}
+      on conflict (run_id, control_id) do nothing`);
+  }
+  return writes;
 }
 
 /** Rows a statement: arrays cost one parameter a column, so the chunk is only a memory bound. */
@@ -92,21 +91,20 @@ const SOURCE_COLUMNS = {
 } as const satisfies Partial<Record<keyof NewSourceRow, UnnestType>>;
 
 /**
- * Puts listed identities aside in `listed_identities` (a bare heap), until the run's source rows
- * are stored and `moveListedToSnapshot` keeps those the source holds.
+ * The statement that puts listed identities aside in `listed_identities` (a bare heap), until the
+ * run's source rows are stored and `moveListedToSnapshot` keeps those the source holds; chained
+ * with the page's other writes. Sent again after a lost answer it stages an id twice, which the
+ * move's `distinct` absorbs.
  *
  * @example
- *   await stageListed(db, page.map((i) => ({ run_id: runId, identity_id: i.id })));
+ *   const write = stageWrite(page.map((i) => ({ run_id: runId, identity_id: i.id })));
  */
-export async function stageListed(
-  db: Kysely<Database>,
+export function stageWrite(
   rows: readonly Pick<NewSnapshotIdentity, "run_id" | "identity_id">[],
-): Promise<void> {
-  for (let i = 0; i < rows.length; i += CHUNK) {
-    await sql`${unnestInsert(TOOL_TABLES.listedIdentities, LISTED_COLUMNS, rows.slice(i, i + CHUNK))}`.execute(
-      db,
-    );
-  }
+): RawBuilder<unknown> | null {
+  return rows.length === 0
+    ? null
+    : unnestInsert(TOOL_TABLES.listedIdentities, LISTED_COLUMNS, rows);
 }
 
 /**
@@ -213,34 +211,6 @@ export async function countCandidates(db: Kysely<Database>, runId: string): Prom
     )
     .executeTakeFirstOrThrow();
   return Number(r.n);
-}
-
-/**
- * Of some listed identities, those holding a SELL_ONLY that this run's source rows do not cover
- * and that are not classified yet: their source rows are looked up by id before they are.
- *
- * @example
- *   const ids = await sellOnlyHoldersOutsideSource(db, runId, page.map((i) => i.id));
- */
-export async function sellOnlyHoldersOutsideSource(
-  db: Kysely<Database>,
-  runId: string,
-  identityIds: readonly string[],
-): Promise<string[]> {
-  if (identityIds.length === 0) return [];
-  // Driven from the ids (an index probe each): a filter on the run's controls made PostgreSQL hash
-  // the run's whole source_rows for every batch.
-  const r = await sql<{ identity_id: string }>`
-    select distinct c.identity_id from unnest(${[...identityIds]}::text[]) as x(identity_id)
-    join ${sql.table(TOOL_TABLES.snapshotControls)} c
-      on c.run_id = ${runId} and c.identity_id = x.identity_id and c.type = 'SELL_ONLY'
-    where not exists (select 1 from ${sql.table(TOOL_TABLES.sourceRows)} s
-                      where s.run_id = c.run_id and s.identity_id = c.identity_id)
-      and not exists (select 1 from ${sql.table(TOOL_TABLES.findings)} f
-                      where f.run_id = c.run_id and f.identity_id = c.identity_id)
-    order by c.identity_id
-  `.execute(db);
-  return r.rows.map((x) => x.identity_id);
 }
 
 /**

@@ -4,7 +4,7 @@
  * tables; and the NULL-id rows last.
  */
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import { FALSE_FLAG_TEXTS, LOWER_UUID_PATTERN, type RawSourceRow } from "./source-anomalies.ts";
+import { FALSE_FLAG_TEXTS, type RawSourceRow } from "./source-anomalies.ts";
 import type { ResolvedSource, SourceColumn } from "./source-relation.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: the source relation is the user's, not in our types
@@ -31,15 +31,32 @@ export async function duplicateIds(db: AnyDb, src: ResolvedSource): Promise<Map<
   return new Map(r.rows.map((x) => [x.id, Number(x.copies)]));
 }
 
+/** The sixteen lower-case hex digits, as bytes, for `btrim(bytea, bytea)`. */
+const HEX_BYTES = Buffer.from("0123456789abcdef");
+
+/**
+ * True exactly when the text `id` is a lower-case UUID (`LOWER_UUID_PATTERN`), without the regular
+ * expression, which cost 2.4 µs a row (most of a 1,000,000-row pass): 36 single-byte characters
+ * with dashes at the four places (LIKE), four dashes in all, and nothing but hex digits once they
+ * are removed (`btrim` of the bytes, no multibyte handling). The read-source test holds it to
+ * the regular expression on awkward ids.
+ */
+function lowerUuidText(id: RawBuilder<unknown>): RawBuilder<unknown> {
+  // textsend gives the text's own bytes; a ::bytea cast would read backslash escapes in them.
+  return sql`(${id} like '________-____-____-____-____________' and octet_length(${id}) = 36
+    and btrim(textsend(replace(${id}, '-', '')), ${HEX_BYTES}::bytea) = ''::bytea
+    and octet_length(replace(${id}, '-', '')) = 32)`;
+}
+
 /** A lower-case UUID id and two exact false literals (a boolean false, or such a text). */
 function cleanRow(src: ResolvedSource): RawBuilder<unknown> {
   // Cheapest first, by the columns' own types: a boolean flag needs no text, a uuid id is always a
-  // lower-case UUID as text, and the regular expression (most of the cost) runs last, if at all.
+  // lower-case UUID as text, and the id check (most of the cost) runs last, if at all.
   const falseFlag = (col: SourceColumn) =>
     col.type === "boolean"
       ? sql`${col.ref} is false`
       : sql`lower(${col.ref}::text) = any(${FALSE_FLAG_TEXTS}::text[])`;
-  const id = src.id.type === "uuid" ? sql`true` : sql`${src.id.ref}::text ~ ${LOWER_UUID_PATTERN}`;
+  const id = src.id.type === "uuid" ? sql`true` : lowerUuidText(sql`${src.id.ref}::text`);
   return sql`coalesce(${falseFlag(src.userDisabled)} and ${falseFlag(src.adminDisabled)} and ${id}, false)`;
 }
 
@@ -66,29 +83,40 @@ export async function* physicalPagesOfInterest(
   // The relation's size when the pass starts: do not change it during a run (see above).
   const blocks = Number(blockSize.rows[0]?.blocks ?? 0);
   const dupIds = [...dups.keys()];
-  let step = 8;
-  for (let from = 0; from < blocks; ) {
-    signal?.throwIfAborted();
-    const to = Math.min(blocks, from + step);
+  // A TID range scan returns its rows in storage order, so `row_number() over ()` numbers them in
+  // that order without the sort an `over (order by ctid)` costs (a third of the query).
+  const fetch = (from: number, to: number) => {
     const upper = to >= blocks ? sql`` : sql`and ${table}.ctid < ${`(${to},0)`}::tid`;
-    const page = await rowsOf(
+    return rowsOf(
       db,
       sql`select p.id, p."userDisabled", p."adminDisabled", p.rn::int as rn, p.total::int as total
           from (
             select ${cols}, ${cleanRow(src)} as clean,
-                   row_number() over (order by ${table}.ctid) as rn, count(*) over () as total
+                   row_number() over () as rn, count(*) over () as total
             from ${table} where ${table}.ctid >= ${`(${from},0)`}::tid ${upper}
           ) p
           where p.rn = p.total or not p.clean or p.id = any(${dupIds}::text[])
           order by p.rn`,
     );
-    const rows = page.map((r) => ({ ...r, copies: r.id === null ? 1 : (dups.get(r.id) ?? 1) }));
-    if (rows.length > 0) yield rows;
+  };
+  let step = 8;
+  let from = 0;
+  let to = Math.min(blocks, step);
+  // The next page is read while the caller stores this one.
+  let next = from < blocks ? fetch(from, to) : null;
+  while (next) {
+    signal?.throwIfAborted();
+    const page = await next;
     // Aim at `n` rows sent a page, whatever the rows per block and the share of clean rows (a
     // page of a table of clean rows spans more blocks); grow at most fourfold a page, so a run of
     // clean or empty blocks never makes the next page huge.
-    from = to;
     step = Math.max(1, Math.min(step * 4, Math.round((step * n) / Math.max(page.length, 1))));
+    from = to;
+    to = Math.min(blocks, from + step);
+    next = from < blocks ? fetch(from, to) : null;
+    next?.catch(() => {}); // awaited on the next turn; not an unhandled rejection meanwhile
+    const rows = page.map((r) => ({ ...r, copies: r.id === null ? 1 : (dups.get(r.id) ?? 1) }));
+    if (rows.length > 0) yield rows;
   }
 }
 

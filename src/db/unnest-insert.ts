@@ -31,3 +31,20 @@ export function unnestInsert<R extends object>(
   return sql`insert into ${sql.table(table)} (${sql.join(names.map((n) => sql.ref(n)))})
              select * from unnest(${sql.join(arrays)})`;
 }
+
+/**
+ * Several writes sent as one statement: all but the last as data-modifying CTEs, the last as the
+ * statement itself (so its RETURNING is the result). One statement is one round trip, and alone
+ * (outside a transaction) it is atomic. Empty list: null.
+ *
+ * @example
+ *   const write = chainWrites([insertIdentities, insertControls, insertFindingsReturningIds]);
+ *   if (write) await write.execute(trx);
+ */
+export function chainWrites(writes: readonly RawBuilder<unknown>[]): RawBuilder<unknown> | null {
+  const last = writes.at(-1);
+  if (!last) return null;
+  if (writes.length === 1) return last;
+  const ctes = writes.slice(0, -1).map((w, i) => sql`${sql.raw(`w${i}`)} as (${w})`);
+  return sql`with ${sql.join(ctes)} ${last}`;
+}

@@ -1,41 +1,52 @@
 /**
- * Findings while a listing runs, so that little is left once its last page is in.
+ * A listing's pages and their findings, so that little is left once its last page is in.
  *
- * The source pass is ordered by identity id, the listing by created_at (in windows read side by
- * side), so no identity range is "passed" by both until one of them is complete. The source pass
- * is the faster (it waits on the database, the listing on the rate budget), so it is the one
- * waited for:
+ * The source pass is ordered by identity id (or storage order), the listing by created_at (in
+ * windows read side by side), so no identity range is "passed" by both until one of them is
+ * complete. The source pass is the faster (it waits on the database, the listing on the rate
+ * budget), so it is the one waited for:
  *
- * - pages stored before the source pass is complete are only stored; once it is, a catch-up walks
- *   the listed identities in id order (keyset ranges) and classifies them;
- * - pages stored after it are classified as they are stored;
+ * - pages listed before the source pass is complete are stored only: an identity holding a
+ *   control with its controls, the others put aside in `listed_identities` (a bare heap, six times
+ *   cheaper than the snapshot), since nine in ten are not in the source and matter to no finding;
+ * - once the source rows are stored, the put-aside identities the source holds move to the
+ *   snapshot in one statement, and a catch-up classifies what was listed so far, in keyset ranges
+ *   of identity ids, each committed with its findings;
+ * - a page listed after that is classified as it arrives, from the page itself and the source
+ *   pass's {@link SourceIndex} (no query), and stored with its findings in one transaction;
  * - once the listing is complete, what no page listed is classified: under bulk a candidate absent
  *   from the complete listing is not found, under filtered it holds no active SELL_ONLY.
  *
- * One worker classifies, one range at a time, each range in one transaction with its journal
- * actions: an identity already classified in this run is skipped (`unclassifiedStatesOf`), so a
- * page and the catch-up may both name it and it is still classified once. Before an identity
- * holding a SELL_ONLY is classified, its source row is looked up by id if the source pass did not
- * keep it (it has no flag true), so `unknown_to_source` keeps its meaning. Pages wait while the
- * worker is more than a few ranges behind, so memory stays flat.
+ * An identity is classified once: pages never share an identity, a page classified as it arrives
+ * commits its snapshot rows with its findings, and the catch-up skips what is already classified.
+ * Before an identity holding a SELL_ONLY is classified, its source row is looked up by id if the
+ * source pass did not keep it (it has no flag true), so `unknown_to_source` keeps its meaning.
  */
 import type { Kysely } from "kysely";
 import type { SourceConfig } from "../config.ts";
 import {
+  type IdentityStateRow,
   insertInvalidRowFindings,
   listedInterestingPage,
-  unclassifiedStatesOf,
+  type StoredObservation,
+  unclassifiedObservations,
   unlistedCandidatesPage,
 } from "../db/finding-queries.ts";
-import type { Database } from "../db/schema.ts";
+import type { Database, NewSnapshotControl, NewSnapshotIdentity } from "../db/schema.ts";
 import {
   analyzeRunTables,
-  insertSnapshot,
-  sellOnlyHoldersOutsideSource,
+  insertSourceRows,
+  maxLookupSeq,
+  moveListedToSnapshot,
+  snapshotWrites,
+  stageWrite,
 } from "../db/snapshot-queries.ts";
+import { lookupSourceRows } from "../db/source-reader.ts";
+import { chainWrites } from "../db/unnest-insert.ts";
 import type { Logger } from "../log.ts";
-import { type FindingsOptions, storeFindings } from "./findings.ts";
-import { addLookedUpRows } from "./source-stage.ts";
+import { type FindingsOptions, type SnapshotRows, storeFindings } from "./findings.ts";
+import { SourceIndex, type SourceState } from "./source-index.ts";
+import { sourceRecord, sourceStateOf } from "./source-stage.ts";
 
 export interface FindingsStreamContext {
   readonly db: Kysely<Database>;
@@ -44,9 +55,15 @@ export interface FindingsStreamContext {
   readonly logger: Logger;
 }
 
+/** One listed identity: its id and its active controls, as the snapshot stores them. */
+export interface ListedIdentity {
+  readonly id: string;
+  readonly controls: readonly NewSnapshotControl[];
+}
+
 /** What the stream classified, and when. */
 export interface FindingsStreamCounts {
-  /** Identities classified from pages as they were stored. */
+  /** Identities classified from pages as they were listed. */
   readonly asListed: number;
   /** Identities listed before the source pass was complete, caught up by id range. */
   readonly caughtUp: number;
@@ -56,38 +73,70 @@ export interface FindingsStreamCounts {
 }
 
 export interface FindingsStream {
+  /** What the source pass kept, by id: hand it to `loadSource`. */
+  readonly index: SourceIndex;
   /**
-   * A listing page's identities are stored (committed). Resolves once the worker has room again;
-   * rejects if classifying failed, which stops the listing.
+   * Stores one listing page: put aside before the source rows are stored, classified and stored
+   * with its findings after. Rejects if the catch-up failed, which stops the listing.
    */
-  pageStored(identityIds: readonly string[]): Promise<void>;
-  /** The source pass is complete and stored: classifying starts. */
-  sourceComplete(): Promise<void>;
+  page(identities: readonly ListedIdentity[]): Promise<void>;
+  /**
+   * The source rows are stored (and `index` is complete): moves the identities put aside that the
+   * source holds to the snapshot, starts the catch-up, and returns how many moved.
+   */
+  sourceComplete(): Promise<number>;
   /** The listing is complete: classifies what is left and resolves when every finding is stored. */
   finish(kind: "bulk" | "filtered"): Promise<FindingsStreamCounts>;
-  /** Stops the worker (after a failure elsewhere); never throws. */
+  /** Stops the catch-up (after a failure elsewhere); never throws. */
   close(): Promise<void>;
 }
 
 /** Identities a catch-up or unlisted range classifies at once. */
 const RANGE = 5000;
-/** Pages waiting for the worker before a page's store waits too. */
-const MAX_QUEUED = 16;
-/** Identities of queued pages classified together, at most. */
-const BATCH_IDS = 10_000;
 const NOT_LISTED = "absent from a complete listing of the platform's identities";
 
+const holdsSellOnly = (controls: readonly { readonly type: string }[]) =>
+  controls.some((c) => c.type === "SELL_ONLY");
+
+/** The findings stage looks at a valid candidate (a flag true) and at a SELL_ONLY holder. */
+const isCandidate = (s: SourceState | undefined) =>
+  s?.valid === true && (s.userDisabled || s.adminDisabled);
+
+function stateRow(
+  identityId: string,
+  source: SourceState | undefined,
+  observed: Omit<StoredObservation, "identity_id">,
+): IdentityStateRow {
+  const valid = source?.valid === true ? source : null;
+  return {
+    identity_id: identityId,
+    user_disabled: valid ? valid.userDisabled : null,
+    admin_disabled: valid ? valid.adminDisabled : null,
+    has_source: valid !== null,
+    ...observed,
+  };
+}
+
+const asObserved = (controls: readonly NewSnapshotControl[]) =>
+  controls.map((c) => ({
+    control_id: c.control_id,
+    type: c.type,
+    set_by: c.set_by,
+    set_by_raw: c.set_by_raw,
+    is_overridable: c.is_overridable,
+  }));
+
 /**
- * Starts a findings stream for one run. Call `sourceComplete` when the source pass is stored,
- * `pageStored` after each listing page, then `finish` once the listing is complete; `close` in a
- * `finally`.
+ * Starts the findings of one run's listing. Hand `index` to the source pass, `page` to the
+ * listing; call `sourceComplete` once the source rows are stored, then `finish` once the listing
+ * is complete; `close` in a `finally`.
  *
  * @example
  *   const stream = startFindingsStream(ctx, { journalCreates: true, journalDeletes: false });
  *   try {
  *     await Promise.all([
- *       loadSource(...).then(async (c) => { await stream.sourceComplete(); return c; }),
- *       listPlatform(ctx, "bulk", hint, (ids) => stream.pageStored(ids)),
+ *       loadSource(db, source, runId, progress, signal, stream.index).then(() => stream.sourceComplete()),
+ *       listPlatform(ctx, "bulk", hint, (page) => stream.page(page)),
  *     ]);
  *     await stream.finish("bulk");
  *   } finally {
@@ -99,101 +148,150 @@ export function startFindingsStream(
   options: Omit<FindingsOptions, "unlistedHoldNoSellOnly">,
 ): FindingsStream {
   const { db, runId } = ctx;
-  const queue: string[][] = [];
-  const roomWaiters: (() => void)[] = [];
-  let sourceDone = false;
-  let caughtUp = false;
-  let catchUpAfter: string | null = null;
-  let finishing = false;
+  const index = new SourceIndex();
+  const counts = { asListed: 0, caughtUp: 0, unlisted: 0, actions: 0 };
+  const staging = new Set<Promise<void>>();
+  let sourceStored = false;
   let closed = false;
   let failure: { err: unknown } | null = null;
-  let worker: Promise<void> | null = null;
-  let wake: (() => void) | null = null;
-  const counts = { asListed: 0, caughtUp: 0, unlisted: 0, actions: 0 };
-
-  const nudge = () => {
-    const w = wake;
-    wake = null;
-    w?.();
-  };
-  const freeRoom = () => {
-    while (roomWaiters.length > 0 && (queue.length <= MAX_QUEUED || failure || closed)) {
-      roomWaiters.shift()?.();
-    }
-  };
-
-  /** Looks up the source rows a range needs, then classifies what is not classified yet. */
-  async function classify(ids: readonly string[], unlisted = false): Promise<number> {
-    const outside = await sellOnlyHoldersOutsideSource(db, runId, ids);
-    if (outside.length > 0) await addLookedUpRows(db, ctx.source, runId, outside);
-    const rows = await unclassifiedStatesOf(db, runId, ids);
-    counts.actions += await storeFindings(db, runId, rows, {
-      ...options,
-      unlistedHoldNoSellOnly: unlisted,
-    });
-    return rows.length;
-  }
-
-  async function work(): Promise<void> {
-    while (!failure && !closed) {
-      if (queue.length > 0) {
-        // Pages that queued while the worker was busy are classified together: one set of
-        // statements for several pages, so a worker that fell behind catches up.
-        const batch: string[] = [];
-        while (queue.length > 0 && batch.length < BATCH_IDS) batch.push(...(queue.shift() ?? []));
-        freeRoom();
-        counts.asListed += await classify(batch);
-        continue;
-      }
-      if (!caughtUp) {
-        const ids = await listedInterestingPage(db, runId, catchUpAfter, RANGE);
-        if (ids.length === 0) caughtUp = true;
-        else {
-          catchUpAfter = ids[ids.length - 1] ?? null;
-          counts.caughtUp += await classify(ids);
-        }
-        continue;
-      }
-      if (finishing) return;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-      });
-    }
-  }
+  let catchUp: Promise<void> | null = null;
+  let lookupBase: Promise<number> | null = null;
+  let lookupSeq = 0;
 
   const rethrow = () => {
     if (failure) throw failure.err;
   };
 
+  /**
+   * Looks up, by id, the source rows of SELL_ONLY holders the source pass did not keep, stores
+   * them (negative `seq`, allocated here so that concurrent pages never share one) and tells the
+   * index.
+   */
+  async function lookUpOutside(observed: readonly StoredObservation[]): Promise<void> {
+    const outside = observed
+      .filter((o) => holdsSellOnly(o.controls) && index.get(o.identity_id) === undefined)
+      .map((o) => o.identity_id);
+    if (outside.length === 0) return;
+    lookupBase ??= maxLookupSeq(db, runId);
+    const base = await lookupBase;
+    const found = await lookupSourceRows(db, ctx.source, outside);
+    const keep = [];
+    for (const [id, rows] of found) {
+      for (const row of rows) keep.push(sourceRecord(runId, base - ++lookupSeq, row));
+      index.set(id, sourceStateOf(rows));
+    }
+    await insertSourceRows(db, keep);
+  }
+
+  /** Classifies observed identities (candidates and SELL_ONLY holders) and stores the findings. */
+  async function classify(
+    observed: readonly StoredObservation[],
+    snapshot?: SnapshotRows,
+    unlisted?: "bulk" | "filtered",
+  ): Promise<number> {
+    await lookUpOutside(observed);
+    // Unlisted ones come from the candidates query itself.
+    const rows = observed
+      .filter((o) => unlisted || holdsSellOnly(o.controls) || isCandidate(index.get(o.identity_id)))
+      .map(({ identity_id, ...o }) => stateRow(identity_id, index.get(identity_id), o));
+    // Read after the await: pages are classified side by side, so `+= await` would lose counts.
+    const actions = await storeFindings(
+      db,
+      runId,
+      rows,
+      { ...options, unlistedHoldNoSellOnly: unlisted === "filtered" },
+      snapshot,
+    );
+    counts.actions += actions;
+    return rows.length;
+  }
+
+  /** Before the source rows are stored: holders with their controls, the rest put aside. */
+  async function stagePage(identities: readonly ListedIdentity[]): Promise<void> {
+    const held: NewSnapshotIdentity[] = [];
+    const aside: { run_id: string; identity_id: string }[] = [];
+    const controls: NewSnapshotControl[] = [];
+    for (const i of identities) {
+      if (i.controls.length > 0) {
+        held.push({ run_id: runId, identity_id: i.id, status: "found", error: null });
+        controls.push(...i.controls);
+      } else aside.push({ run_id: runId, identity_id: i.id });
+    }
+    const stage = stageWrite(aside);
+    const writes = snapshotWrites(held, controls);
+    if (stage) writes.push(stage);
+    await chainWrites(writes)?.execute(db);
+  }
+
+  /** After: the page and the source index say everything; one transaction stores both. */
+  async function classifyPage(identities: readonly ListedIdentity[]): Promise<void> {
+    const stored: NewSnapshotIdentity[] = [];
+    const controls: NewSnapshotControl[] = [];
+    const observed: StoredObservation[] = [];
+    for (const i of identities) {
+      const source = index.get(i.id);
+      // A listed identity with no control that the source does not hold matters to no finding.
+      if (i.controls.length === 0 && source === undefined) continue;
+      stored.push({ run_id: runId, identity_id: i.id, status: "found", error: null });
+      controls.push(...i.controls);
+      observed.push({
+        identity_id: i.id,
+        status: "found",
+        error: null,
+        controls: asObserved(i.controls),
+      });
+    }
+    const classified = await classify(observed, { identities: stored, controls });
+    counts.asListed += classified;
+  }
+
+  async function catchUpListed(): Promise<void> {
+    let after: string | null = null;
+    while (!failure && !closed) {
+      const ids = await listedInterestingPage(db, runId, after, RANGE);
+      if (ids.length === 0) return;
+      after = ids[ids.length - 1] ?? null;
+      const classified = await classify(await unclassifiedObservations(db, runId, ids));
+      counts.caughtUp += classified;
+    }
+  }
+
   return {
-    async pageStored(identityIds) {
+    index,
+
+    async page(identities) {
       rethrow();
-      // Stored before the source pass was complete: the catch-up, which starts after it, sees it.
-      if (!sourceDone || identityIds.length === 0) return;
-      queue.push([...identityIds]);
-      nudge();
-      while (queue.length > MAX_QUEUED && !failure && !closed) {
-        await new Promise<void>((resolve) => roomWaiters.push(resolve));
+      if (identities.length === 0) return;
+      if (sourceStored) {
+        await classifyPage(identities);
+        return;
       }
-      rethrow();
+      // Added in the same tick as the check above, so `sourceComplete` waits for this page.
+      const write = stagePage(identities);
+      staging.add(write);
+      try {
+        await write;
+      } finally {
+        staging.delete(write);
+      }
     },
 
     async sourceComplete() {
+      sourceStored = true;
+      await Promise.allSettled([...staging]);
+      const moved = await moveListedToSnapshot(db, runId);
       await insertInvalidRowFindings(db, runId);
-      // The catch-up joins what is listed so far; statistics of this run, not the previous one's.
+      // The catch-up reads what is listed so far: statistics of this run, not the previous one's.
       await analyzeRunTables(db, "snapshot");
-      sourceDone = true;
-      worker = work().catch((err) => {
+      catchUp = catchUpListed().catch((err) => {
         failure ??= { err };
-        freeRoom();
       });
+      return moved;
     },
 
     async finish(kind) {
-      if (!worker) throw new Error("findings stream: finish() before sourceComplete()");
-      finishing = true;
-      nudge();
-      await worker;
+      if (!catchUp) throw new Error("findings stream: finish() before sourceComplete()");
+      await catchUp;
       rethrow();
       await analyzeRunTables(db, "snapshot");
       let after: string | null = null;
@@ -201,16 +299,24 @@ export function startFindingsStream(
         const ids = await unlistedCandidatesPage(db, runId, after, RANGE);
         if (ids.length === 0) break;
         after = ids[ids.length - 1] ?? null;
-        if (kind === "bulk") {
-          const missing = ids.map((id) => ({
-            run_id: runId,
-            identity_id: id,
-            status: "not_found" as const,
-            error: NOT_LISTED,
-          }));
-          await insertSnapshot(db, missing, []);
-        }
-        counts.unlisted += await classify(ids, kind === "filtered");
+        // Unlisted under bulk: not found (and stored so). Under filtered: no active SELL_ONLY.
+        const bulk = kind === "bulk";
+        const observed = ids.map((id) => ({
+          identity_id: id,
+          status: bulk ? ("not_found" as const) : null,
+          error: bulk ? NOT_LISTED : null,
+          controls: [],
+        }));
+        const missing = bulk
+          ? ids.map((id) => ({
+              run_id: runId,
+              identity_id: id,
+              status: "not_found" as const,
+              error: NOT_LISTED,
+            }))
+          : [];
+        const classified = await classify(observed, { identities: missing, controls: [] }, kind);
+        counts.unlisted += classified;
       }
       if (kind === "bulk" && counts.unlisted > 0) {
         ctx.logger.warn(
@@ -223,9 +329,8 @@ export function startFindingsStream(
 
     async close() {
       closed = true;
-      nudge();
-      freeRoom();
-      await worker?.catch(() => {});
+      await Promise.allSettled([...staging]);
+      await catchUp?.catch(() => {});
     },
   };
 }

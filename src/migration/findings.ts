@@ -6,8 +6,15 @@ import {
   insertInvalidRowFindings,
 } from "../db/finding-queries.ts";
 import { insertActions } from "../db/journal-queries.ts";
-import type { Database, NewAction, NewFinding } from "../db/schema.ts";
-import { analyzeRunTables } from "../db/snapshot-queries.ts";
+import type {
+  Database,
+  NewAction,
+  NewFinding,
+  NewSnapshotControl,
+  NewSnapshotIdentity,
+} from "../db/schema.ts";
+import { analyzeRunTables, snapshotWrites } from "../db/snapshot-queries.ts";
+import { chainWrites } from "../db/unnest-insert.ts";
 import {
   classifyIdentity,
   type Finding,
@@ -115,32 +122,46 @@ export async function computeFindings(
   return { identities, actions };
 }
 
+/** Observed identities and their controls, stored with their findings. */
+export interface SnapshotRows {
+  readonly identities: readonly NewSnapshotIdentity[];
+  readonly controls: readonly NewSnapshotControl[];
+}
+
 /**
  * Applies the diff rules to some identities' rows of the join and writes their findings and, for
  * writers, the journal's pending actions, in one transaction: a range is classified whole or not
- * at all. Returns the actions journaled.
+ * at all. With `snapshot`, what was observed of them is stored in the same transaction (a listing
+ * page and its findings are committed together). Returns the actions journaled.
  *
  * @example
- *   await storeFindings(db, runId, await unclassifiedStatesOf(db, runId, ids), options);
+ *   await storeFindings(db, runId, rows, options, { identities, controls });
  */
 export async function storeFindings(
   db: Kysely<Database>,
   runId: string,
   rows: readonly IdentityStateRow[],
   options: FindingsOptions,
+  snapshot?: SnapshotRows,
 ): Promise<number> {
   const pairs: { row: IdentityStateRow; finding: Finding }[] = [];
   for (const row of rows) {
     const state = toIdentityState(row, options.unlistedHoldNoSellOnly);
     for (const finding of classifyIdentity(state)) pairs.push({ row, finding });
   }
-  if (pairs.length === 0) return 0;
+  const observed = snapshot ? snapshotWrites(snapshot.identities, snapshot.controls) : [];
+  if (pairs.length === 0) {
+    // The snapshot writes alone are one idempotent statement: no transaction needed.
+    await chainWrites(observed)?.execute(db);
+    return 0;
+  }
   return db.transaction().execute(async (trx) => {
     const ids = await insertFindings(
       trx,
       pairs.map((p) =>
         findingRow(runId, p.row, p.finding, options.unlistedHoldNoSellOnly === true),
       ),
+      observed,
     );
     const journal: NewAction[] = [];
     pairs.forEach(({ row, finding }, i) => {

@@ -16,7 +16,7 @@ import {
   type PlatformClient,
   PlatformError,
 } from "../platform/index.ts";
-import type { ListingStore } from "./listing-store.ts";
+import type { ListedIdentity } from "./findings-stream.ts";
 import { listPartitioned } from "./partitioned-listing.ts";
 import type { Progress } from "./progress.ts";
 import { addLookedUpRows } from "./source-stage.ts";
@@ -92,19 +92,16 @@ const controlRow = (runId: string, identityId: string, c: IdentityControl): NewS
  * A listing: bulk reads every platform identity, filtered only those holding an active
  * SELL_ONLY (`control_types=SELL_ONLY`), each 1000 a page with `status_details.active_controls`,
  * in created_at windows side by side when the page latency would otherwise set the pace.
- * Independent of the source pass, so the two run side by side. `onStored` is told each page's
- * identities once they are committed (the findings stream classifies them).
+ * Independent of the source pass, so the two run side by side.
  *
- * With a `store` (see `listing-store.ts`), a listed identity holding no active control is kept
- * only if the run's source rows hold it: nothing reads the others (no finding, no existence to
- * prove), and at 1,000,000 identities storing them was most of the database's work.
+ * Each page goes to `sink` (the findings stream, which stores it with its findings) or, without
+ * one, to the snapshot whole.
  */
 export async function listPlatform(
   ctx: SnapshotContext,
   kind: "bulk" | "filtered",
   hint: ListingHint,
-  onStored?: (identityIds: string[]) => Promise<void>,
-  store?: ListingStore,
+  sink?: (identities: ListedIdentity[]) => Promise<void>,
 ): Promise<ListingFigures> {
   const { db, client, runId, progress } = ctx;
   const latencyKey = `GET ${PATHS.identities}`;
@@ -122,26 +119,22 @@ export async function listPlatform(
     logger: ctx.logger,
     signal: ctx.signal,
     onPage: async (page) => {
-      const ids: NewSnapshotIdentity[] = [];
-      const withoutControls: NewSnapshotIdentity[] = [];
-      const controls: NewSnapshotControl[] = [];
-      for (const identity of page) {
-        const row = {
-          run_id: runId,
-          identity_id: identity.id,
-          status: "found",
-          error: null,
-        } as const;
-        const before = controls.length;
+      const listed = page.map((identity) => {
+        const controls: NewSnapshotControl[] = [];
         for (const c of identity.activeControls) {
           if (!c.deletedAt) controls.push(controlRow(runId, identity.id, c));
         }
-        (store && controls.length === before ? withoutControls : ids).push(row);
+        return { id: identity.id, controls };
+      });
+      if (sink) await sink(listed);
+      else {
+        await insertSnapshot(
+          db,
+          listed.map((i) => ({ run_id: runId, identity_id: i.id, status: "found", error: null })),
+          listed.flatMap((i) => i.controls),
+        );
       }
-      if (store) await store.page(ids, withoutControls, controls);
-      else await insertSnapshot(db, ids, controls);
       progress.tick(page.length);
-      await onStored?.(page.map((i) => i.id));
     },
   });
   progress.stop();

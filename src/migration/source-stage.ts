@@ -4,6 +4,7 @@ import type { Database, NewSourceRow } from "../db/schema.ts";
 import { analyzeRunTables, insertSourceRows, maxLookupSeq } from "../db/snapshot-queries.ts";
 import { type ClassifiedRow, lookupSourceRows, readSource } from "../db/source-reader.ts";
 import type { Progress } from "./progress.ts";
+import type { SourceIndex, SourceState } from "./source-index.ts";
 
 export interface SourceCounts {
   rowsRead: number;
@@ -13,7 +14,8 @@ export interface SourceCounts {
   anomalies: number;
 }
 
-function sourceRecord(runId: string, seq: number, row: ClassifiedRow): NewSourceRow {
+/** A classified row as `source_rows` stores it. */
+export function sourceRecord(runId: string, seq: number, row: ClassifiedRow): NewSourceRow {
   return {
     run_id: runId,
     seq,
@@ -27,9 +29,24 @@ function sourceRecord(runId: string, seq: number, row: ClassifiedRow): NewSource
 }
 
 /**
+ * What the rows kept of one id say of it: its flags when its one row is valid; invalid when that
+ * row is not, or when several rows hold the id.
+ *
+ * @example
+ *   index.set(id, sourceStateOf(rowsOfId));
+ */
+export function sourceStateOf(rows: readonly ClassifiedRow[]): SourceState {
+  const row = rows.length === 1 ? rows[0] : undefined;
+  return row?.valid && row.userDisabled !== null && row.adminDisabled !== null
+    ? { valid: true, userDisabled: row.userDisabled, adminDisabled: row.adminDisabled }
+    : { valid: false };
+}
+
+/**
  * Streams the user's relation and keeps what matters for this run — valid rows with a flag true,
- * and every anomaly — in `source_rows`. Clean, unflagged rows are only counted; a platform identity
- * that later needs them is looked up by id (`addLookedUpRows`).
+ * and every anomaly — in `source_rows` (and, given an `index`, what they say of each id, for the
+ * findings of a listing). Clean, unflagged rows are only counted; a platform identity that later
+ * needs them is looked up by id (`addLookedUpRows`).
  */
 export async function loadSource(
   db: Kysely<Database>,
@@ -37,6 +54,7 @@ export async function loadSource(
   runId: string,
   progress: Progress,
   signal?: AbortSignal,
+  index?: SourceIndex,
 ): Promise<SourceCounts> {
   const counts: SourceCounts = { rowsRead: 0, candidates: 0, anomalies: 0 };
   progress.start("source", null);
@@ -47,7 +65,10 @@ export async function loadSource(
       const flagged = row.valid && (row.userDisabled === true || row.adminDisabled === true);
       if (row.anomaly) counts.anomalies += 1;
       if (flagged) counts.candidates += 1;
-      if (flagged || row.anomaly) keep.push(sourceRecord(runId, row.seq, row));
+      if (!flagged && !row.anomaly) continue;
+      keep.push(sourceRecord(runId, row.seq, row));
+      // A duplicated id's rows are all invalid (duplicate_id), so one row says it all.
+      if (row.identityId !== null) index?.set(row.identityId, sourceStateOf([row]));
     }
     await insertSourceRows(db, keep);
     progress.tick(batch.rowsRead);

@@ -8,7 +8,6 @@ import { UserError } from "../errors.ts";
 import type { PlatformClient } from "../platform/index.ts";
 import { computeFindings } from "./findings.ts";
 import { type FindingsStreamCounts, startFindingsStream } from "./findings-stream.ts";
-import { createListingStore } from "./listing-store.ts";
 import { createProgress } from "./progress.ts";
 import {
   type ListingFigures,
@@ -143,17 +142,18 @@ async function listWithFindings(
   const { db, logger } = ctx;
   const quiet = createProgress({ enabled: false, logger });
   const stream = startFindingsStream(ctx, journal);
-  const store = createListingStore(db, ctx.runId);
   try {
     const read = await Promise.all([
-      loadSource(db, ctx.source, ctx.runId, quiet, ctx.signal).then(async (counts) => {
-        const moved = await store.sourceStored();
-        logger.debug(`source: ${moved} identities listed so far are in the source`);
-        await stream.sourceComplete();
-        logger.debug(`source: ${counts.rowsRead} rows read; findings follow the listing from here`);
-        return counts;
-      }),
-      listPlatform(ctx, strategy, hint, (ids) => stream.pageStored(ids), store),
+      loadSource(db, ctx.source, ctx.runId, quiet, ctx.signal, stream.index).then(
+        async (counts) => {
+          const moved = await stream.sourceComplete();
+          logger.debug(
+            `source: ${counts.rowsRead} rows read; ${moved} identities listed so far are in the source; findings follow the listing from here`,
+          );
+          return counts;
+        },
+      ),
+      listPlatform(ctx, strategy, hint, (page) => stream.page(page)),
     ]);
     logFindings(ctx, await stream.finish(strategy));
     return read;

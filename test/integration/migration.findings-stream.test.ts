@@ -75,9 +75,9 @@ for (const backend of backends) {
       const ctx = await newRun();
       const stream = startFindingsStream(ctx, journal);
       try {
-        await loadSource(h.db, ctx.source, ctx.runId, quiet);
+        await loadSource(h.db, ctx.source, ctx.runId, quiet, undefined, stream.index);
         await stream.sourceComplete();
-        const listing = await listPlatform(ctx, kind, hint, (ids) => stream.pageStored(ids));
+        const listing = await listPlatform(ctx, kind, hint, (page) => stream.page(page));
         assert.ok(listing.pages > 2, `several pages: ${listing.pages}`);
         return { ctx, counts: await stream.finish(kind) };
       } finally {
@@ -90,8 +90,8 @@ for (const backend of backends) {
       const ctx = await newRun();
       const stream = startFindingsStream(ctx, journal);
       try {
-        await listPlatform(ctx, kind, hint, (ids) => stream.pageStored(ids));
-        await loadSource(h.db, ctx.source, ctx.runId, quiet);
+        await listPlatform(ctx, kind, hint, (page) => stream.page(page));
+        await loadSource(h.db, ctx.source, ctx.runId, quiet, undefined, stream.index);
         await stream.sourceComplete();
         return { ctx, counts: await stream.finish(kind) };
       } finally {

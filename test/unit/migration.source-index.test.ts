@@ -1,0 +1,55 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { describe, it } from "node:test";
+import { SourceIndex, type SourceState } from "../../src/migration/source-index.ts";
+
+const states: SourceState[] = [
+  { valid: false },
+  { valid: true, userDisabled: false, adminDisabled: false },
+  { valid: true, userDisabled: true, adminDisabled: false },
+  { valid: true, userDisabled: false, adminDisabled: true },
+  { valid: true, userDisabled: true, adminDisabled: true },
+];
+
+describe("SourceIndex", () => {
+  it("answers exactly what a Map of the same ids answers, through many growths", () => {
+    const index = new SourceIndex();
+    const reference = new Map<string, SourceState>();
+    for (let i = 0; i < 50_000; i++) {
+      const id = i % 7 === 0 ? `legacy-${i}` : randomUUID();
+      const state = states[i % states.length] as SourceState;
+      index.set(id, state);
+      reference.set(id, state);
+    }
+    assert.equal(index.size, reference.size);
+    for (const [id, state] of reference) assert.deepEqual(index.get(id), state, id);
+    for (let i = 0; i < 5_000; i++) assert.equal(index.get(randomUUID()), undefined);
+  });
+
+  it("keeps ids that differ only in case apart, as the database compares them", () => {
+    const index = new SourceIndex();
+    const lower = "6a591c0c-3e0f-4494-8559-5dc864060d39";
+    index.set(lower, states[2] as SourceState);
+    assert.equal(index.get(lower.toUpperCase()), undefined);
+    index.set(lower.toUpperCase(), states[0] as SourceState);
+    assert.deepEqual(index.get(lower), states[2]);
+    assert.deepEqual(index.get(lower.toUpperCase()), { valid: false });
+    assert.equal(index.get(` ${lower}`), undefined);
+    assert.equal(index.size, 2);
+  });
+
+  it("replaces what it knew of an id when told again", () => {
+    const index = new SourceIndex();
+    const id = "00000000-0000-4000-8000-000000000001";
+    index.set(id, { valid: false });
+    index.set(id, { valid: true, userDisabled: false, adminDisabled: true });
+    assert.deepEqual(index.get(id), { valid: true, userDisabled: false, adminDisabled: true });
+    assert.equal(index.size, 1);
+  });
+
+  it("takes about 34 bytes a UUID at 115,000 ids", () => {
+    const index = new SourceIndex();
+    for (let i = 0; i < 115_000; i++) index.set(randomUUID(), states[2] as SourceState);
+    assert.ok(index.tableBytes <= 115_000 * 40, `${index.tableBytes} bytes`);
+  });
+});
