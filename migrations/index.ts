@@ -9,6 +9,7 @@ import * as runLifecycle from "./0002-run-lifecycle.ts";
 import * as runControl from "./0003-run-control.ts";
 import * as requestSeries from "./0004-request-series.ts";
 import * as listedIdentities from "./0005-listed-identities.ts";
+import * as bulkTablesWithoutRunKeys from "./0006-bulk-tables-without-run-keys.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0001_initial": initial,
@@ -16,4 +17,5 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0003_run_control": runControl,
   "0004_request_series": requestSeries,
   "0005_listed_identities": listedIdentities,
+  "0006_bulk_tables_without_run_keys": bulkTablesWithoutRunKeys,
 });

@@ -62,11 +62,8 @@ const parsed = (rows: IdentityStateRow[]): IdentityStateRow[] =>
 const after = (column: RawBuilder<unknown>, key: string | null) =>
   key === null ? sql`` : sql`and ${column} > ${key}`;
 
-/**
- * One keyset page of the run's valid candidates after `afterId`: those a listing page held (a
- * snapshot row), or those none did.
- */
-function candidatesPage(runId: string, afterId: string | null, limit: number, listed: boolean) {
+/** One keyset page of the run's valid candidates after `afterId` that a listing page held. */
+function candidatesPage(runId: string, afterId: string | null, limit: number) {
   // The bound is repeated on si: without it PostgreSQL's merge join reads the snapshot's index from
   // the run's first identity on every page (135 ms a page at 1,000,000 identities; 12 ms with it).
   const held = sql`exists (select 1 from ${sql.table(TOOL_TABLES.snapshotIdentities)} si
@@ -75,7 +72,7 @@ function candidatesPage(runId: string, afterId: string | null, limit: number, li
   return sql<{ identity_id: string }>`
     select distinct s.identity_id from ${sql.table(TOOL_TABLES.sourceRows)} s
     where s.run_id = ${runId} and ${CANDIDATE} ${after(sql.ref("s.identity_id"), afterId)}
-      and ${listed ? held : sql`not ${held}`}
+      and ${held}
     order by s.identity_id limit ${limit}`;
 }
 
@@ -172,30 +169,13 @@ export async function listedInterestingPage(
 ): Promise<string[]> {
   const r = await sql<{ identity_id: string }>`
     select identity_id from (
-      (${candidatesPage(runId, afterId, limit, true)})
+      (${candidatesPage(runId, afterId, limit)})
       union
       (select c.identity_id from ${sql.table(TOOL_TABLES.snapshotControls)} c
        where c.run_id = ${runId} and c.type = 'SELL_ONLY' ${after(sql.ref("c.identity_id"), afterId)}
        order by c.identity_id limit ${limit})
     ) u order by identity_id limit ${limit}
   `.execute(db);
-  return r.rows.map((x) => x.identity_id);
-}
-
-/**
- * Valid candidates no listing page held (no snapshot row), in identity order after `afterId`
- * (keyset): once the listing is complete, what is left to classify.
- *
- * @example
- *   const ids = await unlistedCandidatesPage(db, runId, null, 1000);
- */
-export async function unlistedCandidatesPage(
-  db: Kysely<Database>,
-  runId: string,
-  afterId: string | null,
-  limit: number,
-): Promise<string[]> {
-  const r = await candidatesPage(runId, afterId, limit, false).execute(db);
   return r.rows.map((x) => x.identity_id);
 }
 

@@ -252,21 +252,6 @@ export async function analyzeRunTables(
   }
 }
 
-/** Distinct identities of a run's snapshot holding an active SELL_ONLY. */
-export async function countSellOnlyIdentities(
-  db: Kysely<Database>,
-  runId: string,
-): Promise<number> {
-  const r = await db
-    .selectFrom("controls_migration.snapshot_controls")
-    .select(db.fn.count<number>("identity_id").distinct().as("n"))
-    .where("run_id", "=", runId)
-    .where("type", "=", "SELL_ONLY")
-    .where("deleted_at", "is", null)
-    .executeTakeFirstOrThrow();
-  return Number(r.n);
-}
-
 /** One earlier run's listing figures, as its summary.json recorded them. */
 export interface PreviousListing {
   readonly runId: string;

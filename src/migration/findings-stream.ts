@@ -6,14 +6,18 @@
  * complete. The source pass is the faster (it waits on the database, the listing on the rate
  * budget), so it is the one waited for:
  *
- * - pages listed before the source pass is complete are stored only: an identity holding a
- *   control with its controls, the others put aside in `listed_identities` (a bare heap, six times
- *   cheaper than the snapshot), since nine in ten are not in the source and matter to no finding;
- * - once the source rows are stored, the put-aside identities the source holds move to the
- *   snapshot in one statement, and a catch-up classifies what was listed so far, in keyset ranges
- *   of identity ids, each committed with its findings;
- * - a page listed after that is classified as it arrives, from the page itself and the source
- *   pass's {@link SourceIndex} (no query), and stored with its findings in one transaction;
+ * - a page listed after the source rows are stored is classified as it arrives, from the page
+ *   itself and the source pass's {@link SourceIndex} (no query), and stored with its findings in
+ *   one transaction;
+ * - a page listed before that waits in memory, its ids packed in 16 bytes each
+ *   ({@link PackedIds}), and is classified the same way once the source rows are stored; nothing
+ *   of it reaches the database before;
+ * - past `memoryBytes` of such pages (a source pass much slower than the listing), a page is
+ *   stored instead: an identity holding a control with its controls, the others put aside in
+ *   `listed_identities` (a bare heap, six times cheaper than the snapshot), since nine in ten are
+ *   not in the source and matter to no finding. Once the source rows are stored, the put-aside
+ *   identities the source holds move to the snapshot in one statement, and a catch-up classifies
+ *   what was stored so far, in keyset ranges of identity ids, each committed with its findings;
  * - once the listing is complete, what no page listed is classified: under bulk a candidate absent
  *   from the complete listing is not found, under filtered it holds no active SELL_ONLY.
  *
@@ -30,7 +34,6 @@ import {
   listedInterestingPage,
   type StoredObservation,
   unclassifiedObservations,
-  unlistedCandidatesPage,
 } from "../db/finding-queries.ts";
 import type { Database, NewSnapshotControl, NewSnapshotIdentity } from "../db/schema.ts";
 import {
@@ -45,7 +48,7 @@ import { lookupSourceRows } from "../db/source-reader.ts";
 import { chainWrites } from "../db/unnest-insert.ts";
 import type { Logger } from "../log.ts";
 import { type FindingsOptions, type SnapshotRows, storeFindings } from "./findings.ts";
-import { SourceIndex, type SourceState } from "./source-index.ts";
+import { PackedIds, SourceIndex, type SourceState } from "./source-index.ts";
 import { sourceRecord, sourceStateOf } from "./source-stage.ts";
 
 export interface FindingsStreamContext {
@@ -63,9 +66,11 @@ export interface ListedIdentity {
 
 /** What the stream classified, and when. */
 export interface FindingsStreamCounts {
-  /** Identities classified from pages as they were listed. */
+  /** Identities classified from pages as they were listed (or as they left memory). */
   readonly asListed: number;
-  /** Identities listed before the source pass was complete, caught up by id range. */
+  /** Of those, identities listed before the source pass was complete and held in memory. */
+  readonly held: number;
+  /** Identities listed before the source pass was complete and stored, caught up by id range. */
   readonly caughtUp: number;
   /** Candidates no page listed, classified once the listing was complete. */
   readonly unlisted: number;
@@ -93,7 +98,81 @@ export interface FindingsStream {
 
 /** Identities a catch-up or unlisted range classifies at once. */
 const RANGE = 5000;
+/**
+ * Listing pages held in memory before the source rows are stored, at most: about 30 kB a page of
+ * 1000, so 32 MB is about a million listed identities, more than a source pass of a million rows
+ * lets through even when nothing but the machine limits the listing.
+ */
+export const HELD_PAGES_BYTES = 32 * 1024 * 1024;
 const NOT_LISTED = "absent from a complete listing of the platform's identities";
+
+/** Held pages classified side by side once the source rows are stored (beside the live pages). */
+const RELEASE_WORKERS = 3;
+
+/**
+ * A listing page held in memory: the ids of identities with no control, packed, and the others
+ * (one in twenty) as one JSON text of tuples, a sixth of their size as objects.
+ */
+interface HeldPage {
+  readonly ids: PackedIds;
+  readonly holders: string;
+  readonly bytes: number;
+}
+
+/** A control holder as a held page keeps it: its id, then each control's own fields in order. */
+type PackedHolder = [string, ...PackedControl[]];
+type PackedControl = [
+  string,
+  string,
+  NewSnapshotControl["set_by"],
+  string,
+  boolean,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+];
+const isoOrNull = (d: Date | string | null | undefined) =>
+  d == null ? null : typeof d === "string" ? d : d.toISOString();
+
+function packHolder(i: ListedIdentity): PackedHolder {
+  return [
+    i.id,
+    ...i.controls.map(
+      (c): PackedControl => [
+        c.control_id,
+        c.type,
+        c.set_by,
+        c.set_by_raw,
+        c.is_overridable,
+        c.reason_code ?? null,
+        c.reason ?? null,
+        isoOrNull(c.created_at),
+        isoOrNull(c.deleted_at),
+      ],
+    ),
+  ];
+}
+
+function unpackHolder(packed: PackedHolder, runId: string): ListedIdentity {
+  const [id, ...controls] = packed;
+  return {
+    id,
+    controls: controls.map((c) => ({
+      run_id: runId,
+      identity_id: id,
+      control_id: c[0],
+      type: c[1],
+      set_by: c[2],
+      set_by_raw: c[3],
+      is_overridable: c[4],
+      reason_code: c[5],
+      reason: c[6],
+      created_at: c[7],
+      deleted_at: c[8],
+    })),
+  };
+}
 
 const holdsSellOnly = (controls: readonly { readonly type: string }[]) =>
   controls.some((c) => c.type === "SELL_ONLY");
@@ -145,16 +224,24 @@ const asObserved = (controls: readonly NewSnapshotControl[]) =>
  */
 export function startFindingsStream(
   ctx: FindingsStreamContext,
-  options: Omit<FindingsOptions, "unlistedHoldNoSellOnly">,
+  options: Omit<FindingsOptions, "unlistedHoldNoSellOnly"> & {
+    /** Bytes of pages held in memory before the source rows are stored (default 32 MB). */
+    readonly memoryBytes?: number;
+  },
 ): FindingsStream {
   const { db, runId } = ctx;
+  const { memoryBytes = HELD_PAGES_BYTES, ...findingOptions } = options;
   const index = new SourceIndex();
-  const counts = { asListed: 0, caughtUp: 0, unlisted: 0, actions: 0 };
+  const counts = { asListed: 0, held: 0, caughtUp: 0, unlisted: 0, actions: 0 };
   const staging = new Set<Promise<void>>();
+  const held: HeldPage[] = [];
+  let heldBytes = 0;
+  /** Identities of pages stored before the source rows (past `memoryBytes`). */
+  let spilled = 0;
+  let release: Promise<void> | null = null;
   let sourceStored = false;
   let closed = false;
   let failure: { err: unknown } | null = null;
-  let catchUp: Promise<void> | null = null;
   let lookupBase: Promise<number> | null = null;
   let lookupSeq = 0;
 
@@ -190,7 +277,9 @@ export function startFindingsStream(
     unlisted?: "bulk" | "filtered",
   ): Promise<number> {
     await lookUpOutside(observed);
-    // Unlisted ones come from the candidates query itself.
+    // What is classified here was listed (or is the unlisted rest): the rest is told apart by it.
+    if (!unlisted) for (const o of observed) index.markListed(o.identity_id);
+    // Unlisted ones come from the index's own candidates.
     const rows = observed
       .filter((o) => unlisted || holdsSellOnly(o.controls) || isCandidate(index.get(o.identity_id)))
       .map(({ identity_id, ...o }) => stateRow(identity_id, index.get(identity_id), o));
@@ -199,14 +288,47 @@ export function startFindingsStream(
       db,
       runId,
       rows,
-      { ...options, unlistedHoldNoSellOnly: unlisted === "filtered" },
+      { ...findingOptions, unlistedHoldNoSellOnly: unlisted === "filtered" },
       snapshot,
     );
     counts.actions += actions;
     return rows.length;
   }
 
-  /** Before the source rows are stored: holders with their controls, the rest put aside. */
+  /** Before the source rows are stored, within `memoryBytes`: the page waits in memory. */
+  function holdPage(identities: readonly ListedIdentity[]): void {
+    const ids = new PackedIds();
+    const holders: ListedIdentity[] = [];
+    for (const i of identities) {
+      if (i.controls.length === 0) ids.push(i.id);
+      else holders.push(i);
+    }
+    const text = JSON.stringify(holders.map(packHolder));
+    const bytes = 128 + ids.bytes + text.length;
+    held.push({ ids, holders: text, bytes });
+    heldBytes += bytes;
+  }
+
+  /** Classifies the pages held in memory, oldest first, freeing each as it goes. */
+  async function releaseHeld(): Promise<void> {
+    await Promise.all(Array.from({ length: RELEASE_WORKERS }, releaseSome));
+  }
+
+  async function releaseSome(): Promise<void> {
+    while (held.length > 0 && !failure && !closed) {
+      const page = held.shift() as HeldPage;
+      heldBytes -= page.bytes;
+      const holders = (JSON.parse(page.holders) as PackedHolder[]).map((h) =>
+        unpackHolder(h, runId),
+      );
+      const identities = holders.concat(page.ids.toArray().map((id) => ({ id, controls: [] })));
+      const classified = await classifyPage(identities);
+      counts.asListed += classified;
+      counts.held += classified;
+    }
+  }
+
+  /** Before the source rows are stored, past `memoryBytes`: holders with their controls, the rest put aside. */
   async function stagePage(identities: readonly ListedIdentity[]): Promise<void> {
     const held: NewSnapshotIdentity[] = [];
     const aside: { run_id: string; identity_id: string }[] = [];
@@ -224,7 +346,7 @@ export function startFindingsStream(
   }
 
   /** After: the page and the source index say everything; one transaction stores both. */
-  async function classifyPage(identities: readonly ListedIdentity[]): Promise<void> {
+  async function classifyPage(identities: readonly ListedIdentity[]): Promise<number> {
     const stored: NewSnapshotIdentity[] = [];
     const controls: NewSnapshotControl[] = [];
     const observed: StoredObservation[] = [];
@@ -241,8 +363,7 @@ export function startFindingsStream(
         controls: asObserved(i.controls),
       });
     }
-    const classified = await classify(observed, { identities: stored, controls });
-    counts.asListed += classified;
+    return classify(observed, { identities: stored, controls });
   }
 
   async function catchUpListed(): Promise<void> {
@@ -263,9 +384,15 @@ export function startFindingsStream(
       rethrow();
       if (identities.length === 0) return;
       if (sourceStored) {
-        await classifyPage(identities);
+        const classified = await classifyPage(identities);
+        counts.asListed += classified;
         return;
       }
+      if (heldBytes < memoryBytes) {
+        holdPage(identities);
+        return;
+      }
+      spilled += identities.length;
       // Added in the same tick as the check above, so `sourceComplete` waits for this page.
       const write = stagePage(identities);
       staging.add(write);
@@ -279,26 +406,27 @@ export function startFindingsStream(
     async sourceComplete() {
       sourceStored = true;
       await Promise.allSettled([...staging]);
-      const moved = await moveListedToSnapshot(db, runId);
+      const moved = spilled > 0 ? await moveListedToSnapshot(db, runId) : 0;
       await insertInvalidRowFindings(db, runId);
-      // The catch-up reads what is listed so far: statistics of this run, not the previous one's.
-      await analyzeRunTables(db, "snapshot");
-      catchUp = catchUpListed().catch((err) => {
+      // Pages held in memory are classified as if listed now; what was stored is caught up from
+      // the database (statistics of this run, not the previous one's, for its queries).
+      if (spilled > 0) await analyzeRunTables(db, "snapshot");
+      const background = async () => {
+        await releaseHeld();
+        if (spilled > 0) await catchUpListed();
+      };
+      release = background().catch((err) => {
         failure ??= { err };
       });
       return moved;
     },
 
     async finish(kind) {
-      if (!catchUp) throw new Error("findings stream: finish() before sourceComplete()");
-      await catchUp;
+      if (!release) throw new Error("findings stream: finish() before sourceComplete()");
+      await release;
       rethrow();
-      await analyzeRunTables(db, "snapshot");
-      let after: string | null = null;
-      for (;;) {
-        const ids = await unlistedCandidatesPage(db, runId, after, RANGE);
-        if (ids.length === 0) break;
-        after = ids[ids.length - 1] ?? null;
+      // The candidates no page held: the index knows which were listed, so no query finds them.
+      for (const ids of index.unlistedCandidates(RANGE)) {
         // Unlisted under bulk: not found (and stored so). Under filtered: no active SELL_ONLY.
         const bulk = kind === "bulk";
         const observed = ids.map((id) => ({
@@ -330,7 +458,7 @@ export function startFindingsStream(
     async close() {
       closed = true;
       await Promise.allSettled([...staging]);
-      await catchUp?.catch(() => {});
+      await release?.catch(() => {});
     },
   };
 }

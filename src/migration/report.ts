@@ -52,7 +52,8 @@ async function* diffRows(
 ): AsyncGenerator<DiffRow> {
   let after = 0;
   for (;;) {
-    const page = await diffPage(db, runId, after, 1000, all);
+    // Pages of 5000: each query costs a few milliseconds of planning, whatever its size.
+    const page = await diffPage(db, runId, after, 5000, all);
     if (page.length === 0) return;
     after = page[page.length - 1]?.id ?? after;
     for (const r of page) yield toDiffRow(r);

@@ -6,7 +6,6 @@ import {
   analyzeRunTables,
   candidatePage,
   clearSnapshotOf,
-  countSellOnlyIdentities,
   insertSnapshot,
 } from "../db/snapshot-queries.ts";
 import type { Logger } from "../log.ts";
@@ -106,6 +105,8 @@ export async function listPlatform(
   const { db, client, runId, progress } = ctx;
   const latencyKey = `GET ${PATHS.identities}`;
   progress.start(kind === "bulk" ? "platform" : "platform SELL_ONLY", hint.expectedItems);
+  // Counted as listed: pages never share an identity.
+  let sellOnly = 0;
   const stats = await listPartitioned({
     list: (opts) => client.listIdentities(opts),
     controlTypes: kind === "filtered" ? ["SELL_ONLY"] : undefined,
@@ -124,6 +125,7 @@ export async function listPlatform(
         for (const c of identity.activeControls) {
           if (!c.deletedAt) controls.push(controlRow(runId, identity.id, c));
         }
+        if (controls.some((c) => c.type === "SELL_ONLY")) sellOnly += 1;
         return { id: identity.id, controls };
       });
       if (sink) await sink(listed);
@@ -142,7 +144,7 @@ export async function listPlatform(
     filter: kind === "filtered" ? "SELL_ONLY" : "none",
     pages: stats.pages,
     identities: stats.identities,
-    sell_only_identities: await countSellOnlyIdentities(db, runId),
+    sell_only_identities: sellOnly,
     created_at_min: stats.createdAtMin,
     created_at_max: stats.createdAtMax,
     latency_p50_ms: client.metrics().endpoints[latencyKey]?.latencyMs.p50 ?? null,

@@ -20,6 +20,9 @@ const PRESENT = 1;
 const VALID = 2;
 const USER = 4;
 const ADMIN = 8;
+/** A listing page held the id (kept across `set`). */
+const LISTED = 16;
+const STATE = 15;
 
 const encode = (s: SourceState): number =>
   s.valid ? PRESENT | VALID | (s.userDisabled ? USER : 0) | (s.adminDisabled ? ADMIN : 0) : PRESENT;
@@ -76,6 +79,69 @@ function hashWords(): number {
   return h >>> 0;
 }
 
+const HEX = "0123456789abcdef";
+
+/** The lower-case UUID text of the four words at `at`. */
+function uuidText(array: Uint32Array, at: number): string {
+  let hex = "";
+  for (let w = 0; w < 4; w++) {
+    const v = array[at + w] as number;
+    for (let shift = 28; shift >= 0; shift -= 4) hex += HEX[(v >>> shift) & 15];
+  }
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * Listed ids kept in 16 bytes each (lower-case UUIDs; any other id as its string), in order: the
+ * pages a listing reads before the source pass is complete wait in memory this way.
+ *
+ * @example
+ *   const ids = new PackedIds();
+ *   ids.push("6a591c0c-3e0f-4494-8559-5dc864060d39");
+ *   ids.toArray(); // ["6a591c0c-3e0f-4494-8559-5dc864060d39"]
+ */
+export class PackedIds {
+  #bytes = new Uint32Array(64 * 4);
+  #count = 0;
+  /** Ids that are not lower-case UUIDs, by position. */
+  readonly #others = new Map<number, string>();
+
+  get length(): number {
+    return this.#count;
+  }
+
+  /** Bytes held (typed array and other ids, roughly). */
+  get bytes(): number {
+    let n = this.#bytes.byteLength;
+    for (const id of this.#others.values()) n += 2 * id.length + 32;
+    return n;
+  }
+
+  push(id: string): void {
+    if ((this.#count + 1) * 4 > this.#bytes.length) {
+      const grown = new Uint32Array(this.#bytes.length * 2);
+      grown.set(this.#bytes);
+      this.#bytes = grown;
+    }
+    if (uuidWords(id)) this.#bytes.set(words, this.#count * 4);
+    else this.#others.set(this.#count, id);
+    this.#count += 1;
+  }
+
+  toArray(): string[] {
+    const out: string[] = new Array(this.#count);
+    for (let i = 0; i < this.#count; i++) {
+      const other = this.#others.get(i);
+      if (other !== undefined) {
+        out[i] = other;
+        continue;
+      }
+      out[i] = uuidText(this.#bytes, i * 4);
+    }
+    return out;
+  }
+}
+
 /**
  * An identity id → {@link SourceState} map of bounded footprint.
  *
@@ -107,15 +173,16 @@ export class SourceIndex {
     // Grown first: growing rehashes through `words`.
     if ((this.#used + 1) * 2 > this.#codes.length) this.#grow();
     if (!uuidWords(id)) {
-      this.#others.set(id, code);
+      this.#others.set(id, code | ((this.#others.get(id) ?? 0) & LISTED));
       return;
     }
     const slot = this.#find(this.#keys, this.#codes);
-    if (this.#codes[slot] === 0) {
+    const was = this.#codes[slot] as number;
+    if (was === 0) {
       this.#keys.set(words, slot * 4);
       this.#used += 1;
     }
-    this.#codes[slot] = code;
+    this.#codes[slot] = code | (was & LISTED);
   }
 
   /** What the source says of `id`, or undefined when no row of it was kept. */
@@ -123,13 +190,56 @@ export class SourceIndex {
     const code = uuidWords(id)
       ? this.#codes[this.#find(this.#keys, this.#codes)]
       : this.#others.get(id);
-    return code ? DECODED[code] : undefined;
+    return code ? DECODED[code & STATE] : undefined;
+  }
+
+  /** Notes that a listing page held `id` (an id the index does not hold is left out). */
+  markListed(id: string): void {
+    if (!uuidWords(id)) {
+      const code = this.#others.get(id);
+      if (code) this.#others.set(id, code | LISTED);
+      return;
+    }
+    const slot = this.#find(this.#keys, this.#codes);
+    const code = this.#codes[slot] as number;
+    if (code) this.#codes[slot] = code | LISTED;
+  }
+
+  /**
+   * The valid candidates (a flag true) no listing page held, in batches of at most `size` ids:
+   * once the listing is complete, what is left to classify.
+   */
+  *unlistedCandidates(size: number): Generator<string[]> {
+    const wanted = (code: number) =>
+      (code & (VALID | LISTED)) === VALID && (code & (USER | ADMIN)) !== 0;
+    let batch: string[] = [];
+    const codes = this.#codes;
+    for (let slot = 0; slot < codes.length; slot++) {
+      if (!wanted(codes[slot] as number)) continue;
+      batch.push(uuidText(this.#keys, slot * 4));
+      if (batch.length >= size) {
+        yield batch;
+        batch = [];
+      }
+    }
+    for (const [id, code] of this.#others) {
+      if (!wanted(code)) continue;
+      batch.push(id);
+      if (batch.length >= size) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
   }
 
   /** The slot holding `words`, or the empty slot where it would go (linear probing). */
   #find(keys: Uint32Array, codes: Uint8Array): number {
     const mask = codes.length - 1;
-    const [a, b, c, d] = words as unknown as [number, number, number, number];
+    const a = words[0];
+    const b = words[1];
+    const c = words[2];
+    const d = words[3];
     for (let slot = hashWords() & mask; ; slot = (slot + 1) & mask) {
       if (codes[slot] === 0) return slot;
       const k = slot * 4;

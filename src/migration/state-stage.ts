@@ -164,7 +164,7 @@ async function listWithFindings(
 
 function logFindings(ctx: SnapshotContext, c: FindingsStreamCounts): void {
   ctx.logger.debug(
-    `findings: ${c.asListed} identities classified as listed, ${c.caughtUp} caught up once the source pass was complete, ${c.unlisted} unlisted candidates after the listing; ${c.actions} actions journaled`,
+    `findings: ${c.asListed} identities classified as listed (${c.held} of them held in memory until the source pass was complete), ${c.caughtUp} stored meanwhile and caught up, ${c.unlisted} unlisted candidates after the listing; ${c.actions} actions journaled`,
   );
 }
 

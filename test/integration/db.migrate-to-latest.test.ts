@@ -142,6 +142,22 @@ for (const b of backends) {
       assert.ok(tracking.length > 0, "the tracking and lock tables live in controls_migration too");
     });
 
+    it("keeps no foreign key to runs on the bulk per-run tables, and keeps the small tables' ones", async () => {
+      const r = await sql<{ table: string }>`
+        select c.conrelid::regclass::text as table from pg_constraint c
+        where c.contype = 'f' and c.confrelid = 'controls_migration.runs'::regclass
+        order by 1`.execute(h.db);
+      assert.deepEqual(
+        r.rows.map((x) => x.table),
+        [
+          "controls_migration.request_series",
+          "controls_migration.run_controls",
+          "controls_migration.run_events",
+          "controls_migration.runs",
+        ],
+      );
+    });
+
     it("returns bigint ids and counts as numbers", async () => {
       await h.db
         .insertInto(TOOL_TABLES.runs)

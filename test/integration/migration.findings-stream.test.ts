@@ -1,7 +1,8 @@
 /**
- * Findings while the listing runs (issue 13 §1): classifying each listed page as it is stored gives
- * exactly the findings (and journal) of classifying once the listing is complete, on the crafted
- * dataset, for both listings and both backends.
+ * Findings while the listing runs (issue 13 §1): classifying each listed page as it comes gives
+ * exactly the findings (and journal) of classifying once the listing is complete, whether its
+ * pages waited in memory or in the database meanwhile, on the crafted dataset, for both listings
+ * and both backends.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -85,10 +86,13 @@ for (const backend of backends) {
       }
     }
 
-    /** The whole listing first, classified only once it and the source pass are complete. */
-    async function afterListing(kind: "bulk" | "filtered") {
+    /**
+     * The whole listing first, classified only once it and the source pass are complete: its
+     * pages held in memory meanwhile, or (`memoryBytes: 0`) stored and caught up from the database.
+     */
+    async function afterListing(kind: "bulk" | "filtered", memoryBytes?: number) {
       const ctx = await newRun();
-      const stream = startFindingsStream(ctx, journal);
+      const stream = startFindingsStream(ctx, { ...journal, memoryBytes });
       try {
         await listPlatform(ctx, kind, hint, (page) => stream.page(page));
         await loadSource(h.db, ctx.source, ctx.runId, quiet, undefined, stream.index);
@@ -126,23 +130,32 @@ for (const backend of backends) {
     const classified = (c: FindingsStreamCounts) => c.asListed + c.caughtUp + c.unlisted;
 
     for (const kind of ["bulk", "filtered"] as const) {
-      it(`a ${kind} listing's findings and journal computed page by page equal those computed after the listing`, async () => {
+      it(`a ${kind} listing's findings and journal computed page by page equal those computed after the listing, held in memory or stored meanwhile`, async () => {
         const live = await whileListing(kind);
-        const late = await afterListing(kind);
-        // Live: every listed identity was classified as its page was stored; only the candidates
-        // no page held were left for after the last page.
+        const held = await afterListing(kind);
+        const stored = await afterListing(kind, 0);
+        // Live: every listed identity was classified as its page came; only the candidates no
+        // page held were left for after the last page.
         assert.equal(live.counts.caughtUp, 0);
+        assert.equal(live.counts.held, 0);
         assert.ok(live.counts.asListed > 0);
         assert.equal(live.counts.unlisted, kind === "bulk" ? 1 : 5);
-        // Late: nothing could be classified before the source pass, so the catch-up did it all.
-        assert.equal(late.counts.asListed, 0);
-        assert.equal(late.counts.caughtUp, live.counts.asListed);
-        assert.equal(classified(late.counts), classified(live.counts));
+        // Held: nothing could be classified before the source pass; the pages waited in memory.
+        assert.equal(held.counts.held, live.counts.asListed);
+        assert.equal(held.counts.caughtUp, 0);
+        // Stored: the pages went to the database, and the catch-up classified them from there.
+        assert.equal(stored.counts.asListed, 0);
+        assert.equal(stored.counts.caughtUp, live.counts.asListed);
+        for (const other of [held, stored]) {
+          assert.equal(classified(other.counts), classified(live.counts));
+          assert.equal(other.counts.actions, live.counts.actions);
+        }
 
         const liveFindings = await findingsOf(live.ctx.runId);
-        assert.deepEqual(liveFindings, await findingsOf(late.ctx.runId));
-        assert.deepEqual(await actionsOf(live.ctx.runId), await actionsOf(late.ctx.runId));
-        assert.equal(live.counts.actions, late.counts.actions);
+        for (const other of [held, stored]) {
+          assert.deepEqual(await findingsOf(other.ctx.runId), liveFindings);
+          assert.deepEqual(await actionsOf(other.ctx.runId), await actionsOf(live.ctx.runId));
+        }
         const expected =
           kind === "bulk"
             ? EXPECTED_FINDINGS

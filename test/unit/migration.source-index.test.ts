@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
-import { SourceIndex, type SourceState } from "../../src/migration/source-index.ts";
+import { PackedIds, SourceIndex, type SourceState } from "../../src/migration/source-index.ts";
 
 const states: SourceState[] = [
   { valid: false },
@@ -47,9 +47,47 @@ describe("SourceIndex", () => {
     assert.equal(index.size, 1);
   });
 
+  it("gives the valid candidates no page listed, whatever was looked up or listed before", () => {
+    const index = new SourceIndex();
+    const flagged = states[2] as SourceState;
+    const ids = Array.from({ length: 3_000 }, (_, i) => (i % 9 === 0 ? `x-${i}` : randomUUID()));
+    ids.forEach((id, i) => {
+      index.set(
+        id,
+        i % 4 === 0 ? { valid: true, userDisabled: false, adminDisabled: false } : flagged,
+      );
+    });
+    index.set("invalid-one", { valid: false });
+    const listed = new Set(ids.filter((_, i) => i % 3 === 0));
+    for (const id of listed) index.markListed(id);
+    index.markListed(randomUUID()); // not held: ignored
+    // Told again after being listed (a looked-up row): still listed.
+    for (const id of listed) index.set(id, flagged);
+    const unlisted = [...index.unlistedCandidates(100)];
+    assert.ok(unlisted.every((batch) => batch.length <= 100));
+    const expected = ids.filter((id, i) => i % 4 !== 0 && !listed.has(id)).sort();
+    assert.deepEqual(unlisted.flat().sort(), expected);
+  });
+
   it("takes about 34 bytes a UUID at 115,000 ids", () => {
     const index = new SourceIndex();
     for (let i = 0; i < 115_000; i++) index.set(randomUUID(), states[2] as SourceState);
     assert.ok(index.tableBytes <= 115_000 * 40, `${index.tableBytes} bytes`);
+  });
+});
+
+describe("PackedIds", () => {
+  it("gives back every id in order, UUIDs in 16 bytes and any other id verbatim", () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3_000; i++) {
+      ids.push(
+        i % 5 === 0 ? `Legacy-${i}` : i % 7 === 0 ? randomUUID().toUpperCase() : randomUUID(),
+      );
+    }
+    ids.push("", "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff");
+    const packed = new PackedIds();
+    for (const id of ids) packed.push(id);
+    assert.equal(packed.length, ids.length);
+    assert.deepEqual(packed.toArray(), ids);
   });
 });
