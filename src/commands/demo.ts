@@ -16,7 +16,6 @@ import { ensureSchema } from "../db/migrate.ts";
 import { seedSource } from "../db/seed.ts";
 import { ExitCode } from "../errors.ts";
 import { renderSummaryTable } from "../reports/summary.ts";
-import { startSandbox } from "../sandbox/index.ts";
 import { syntheticIdentities } from "../synthetic.ts";
 import { runWiredPipeline } from "./pipeline-wiring.ts";
 import { runCommand } from "./run-command.ts";
@@ -42,6 +41,8 @@ export const demoCommand: CommandModule = {
       const global = loadGlobalConfig({ ...a, "data-dir": dataDir, "database-url": undefined }, {});
       const source = loadSourceConfig({}, {});
       const handle = await openDatabase(global, logger);
+      // Loaded here: the sandbox (fastify, the schema validator) costs every other command's start-up.
+      const { startSandbox } = await import("../sandbox/index.ts");
       const sandbox = await startSandbox({ port: 0, tokenRateLimitRps: 1, rateLimitRps: 50 });
       try {
         await ensureSchema(handle.db, logger);

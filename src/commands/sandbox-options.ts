@@ -2,7 +2,8 @@ import type { Options } from "yargs";
 import type { Argv } from "../config.ts";
 import { isLoopbackHost } from "../config.ts";
 import { UserError } from "../errors.ts";
-import { normalizeEndpointRates, type SandboxOptions } from "../sandbox/index.ts";
+import { normalizeEndpointRates } from "../sandbox/gateway/endpoint-limits.ts";
+import type { SandboxOptions } from "../sandbox/index.ts";
 
 /** The `sandbox` command's flags (yargs table). Defaults are applied in {@link sandboxOptionsFromArgv}. */
 export const sandboxFlags = {

@@ -3,7 +3,7 @@ import { type Argv, loadSourceConfig, sourceOptions, yargsOptions } from "../con
 import { openDatabase } from "../db/connect.ts";
 import { readSource } from "../db/source-reader.ts";
 import { ExitCode, UserError } from "../errors.ts";
-import { type Sandbox, type SeedIdentity, startSandbox } from "../sandbox/index.ts";
+import type { Sandbox, SeedIdentity } from "../sandbox/index.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
 import { sandboxFlags, sandboxOptionsFromArgv } from "./sandbox-options.ts";
 
@@ -82,6 +82,8 @@ async function serve(ctx: CommandContext, state: { stoppedBySignal: boolean }): 
   }
   let sandbox: Sandbox;
   try {
+    // Loaded here: the sandbox (fastify, the schema validator) costs every other command's start-up.
+    const { startSandbox } = await import("../sandbox/index.ts");
     sandbox = await startSandbox(options);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;

@@ -18,6 +18,9 @@ export interface PageRow extends RawSourceRow {
   readonly total?: number;
 }
 
+/** Pages of a storage-order pass read ahead of the one being stored. */
+const READ_AHEAD = 2;
+
 /** Above this many duplicated ids, `omitClean` reads in id order, where copies are neighbours. */
 export const MAX_PHYSICAL_DUPLICATES = 10_000;
 
@@ -101,20 +104,26 @@ export async function* physicalPagesOfInterest(
   };
   let step = 8;
   let from = 0;
-  let to = Math.min(blocks, step);
-  // The next page is read while the caller stores this one.
-  let next = from < blocks ? fetch(from, to) : null;
-  while (next) {
+  // Pages are read ahead while the caller stores the one before: PostgreSQL scans on its own
+  // connections meanwhile, so the pass is not paced by the caller's work between pages.
+  const ahead: Promise<PageRow[]>[] = [];
+  const launch = () => {
+    if (from >= blocks) return;
+    const to = Math.min(blocks, from + step);
+    const page = fetch(from, to);
+    page.catch(() => {}); // awaited in its turn; not an unhandled rejection meanwhile
+    ahead.push(page);
+    from = to;
+  };
+  for (let i = 0; i < READ_AHEAD; i++) launch();
+  while (ahead.length > 0) {
     signal?.throwIfAborted();
-    const page = await next;
+    const page = await (ahead.shift() as Promise<PageRow[]>);
     // Aim at `n` rows sent a page, whatever the rows per block and the share of clean rows (a
     // page of a table of clean rows spans more blocks); grow at most fourfold a page, so a run of
     // clean or empty blocks never makes the next page huge.
     step = Math.max(1, Math.min(step * 4, Math.round((step * n) / Math.max(page.length, 1))));
-    from = to;
-    to = Math.min(blocks, from + step);
-    next = from < blocks ? fetch(from, to) : null;
-    next?.catch(() => {}); // awaited on the next turn; not an unhandled rejection meanwhile
+    launch();
     const rows = page.map((r) => ({ ...r, copies: r.id === null ? 1 : (dups.get(r.id) ?? 1) }));
     if (rows.length > 0) yield rows;
   }

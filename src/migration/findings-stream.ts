@@ -107,7 +107,9 @@ export const HELD_PAGES_BYTES = 32 * 1024 * 1024;
 const NOT_LISTED = "absent from a complete listing of the platform's identities";
 
 /** Held pages classified side by side once the source rows are stored (beside the live pages). */
-const RELEASE_WORKERS = 3;
+const RELEASE_WORKERS = 2;
+/** Held pages classified in one transaction. */
+const RELEASE_PAGES = 4;
 
 /**
  * A listing page held in memory: the ids of identities with no control, packed, and the others
@@ -316,12 +318,15 @@ export function startFindingsStream(
 
   async function releaseSome(): Promise<void> {
     while (held.length > 0 && !failure && !closed) {
-      const page = held.shift() as HeldPage;
-      heldBytes -= page.bytes;
-      const holders = (JSON.parse(page.holders) as PackedHolder[]).map((h) =>
-        unpackHolder(h, runId),
-      );
-      const identities = holders.concat(page.ids.toArray().map((id) => ({ id, controls: [] })));
+      // Several pages a transaction: what they cost is mostly per statement, not per row.
+      const identities: ListedIdentity[] = [];
+      for (const page of held.splice(0, RELEASE_PAGES)) {
+        heldBytes -= page.bytes;
+        for (const h of JSON.parse(page.holders) as PackedHolder[]) {
+          identities.push(unpackHolder(h, runId));
+        }
+        for (const id of page.ids.toArray()) identities.push({ id, controls: [] });
+      }
       const classified = await classifyPage(identities);
       counts.asListed += classified;
       counts.held += classified;

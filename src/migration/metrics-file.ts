@@ -9,7 +9,7 @@ import { lastSuccessfulReconcile } from "../db/metrics-queries.ts";
 import type { Database, RunMode } from "../db/schema.ts";
 import { ExitCode, Interrupted } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { type FailedRun, writeRunMetrics } from "../reports/run-metrics.ts";
+import type { FailedRun } from "../reports/run-metrics.ts";
 import type { RunSummary } from "../reports/summary.ts";
 
 /**
@@ -31,6 +31,8 @@ export async function writeMetricsFile(
     last = undefined; // the database is what failed; the file still tells the run's end
   }
   try {
+    // Loaded only for --metrics-file: prom-client costs every run's start-up otherwise.
+    const { writeRunMetrics } = await import("../reports/run-metrics.ts");
     await writeRunMetrics(path, { run, lastSuccessfulReconcile: last });
     logger.debug(`Wrote metrics to ${path}`);
   } catch (err) {

@@ -35,7 +35,7 @@ import { resumeScenario } from "./scenario-resume.ts";
 import { showScenario } from "./scenario-show.ts";
 import { strategiesScenario } from "./scenario-strategies.ts";
 
-const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] [--backends postgres,pglite] [--dist]
+const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] [--backends postgres,pglite] [--tsx]
   --quick      small sizes and short timings (smoke test for CI)
   --only       scenarios to run: a plan, b apply, c memory scaling, d resume, e repeat plan,
                f filtered beside bulk, g listings at 0 and 150 ms latency, h show and
@@ -46,7 +46,8 @@ const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] 
                100000,1000000; quick 2000,10000); of g too when given (g's default 200000,1000000);
                the largest of i's plans when given (i's default 1000000, quick 20000)
   --backends   database backends (default postgres,pglite)
-  --dist       run the tool as node dist/src/cli.js (after npm run build) instead of tsx
+  --tsx        run the tool from its TypeScript sources (node --import tsx src/cli.ts) instead of
+               as it ships, node dist/src/cli.js (built first: npm run build)
 Env: BENCH_DATABASE_URL or TEST_DATABASE_URL = PostgreSQL admin URL (else a throwaway server).`;
 
 const { values } = parseArgs({
@@ -55,7 +56,7 @@ const { values } = parseArgs({
     only: { type: "string" },
     sizes: { type: "string" },
     backends: { type: "string", default: "postgres,pglite" },
-    dist: { type: "boolean", default: false },
+    tsx: { type: "boolean", default: false },
     help: { type: "boolean", default: false },
   },
   strict: true,
@@ -111,12 +112,20 @@ const requestedBackends = list(values.backends, "--backends");
 for (const b of requestedBackends) {
   if (b !== "postgres" && b !== "pglite") fail(`unknown backend ${b}`);
 }
-if (values.dist && !existsSync(join(REPO_ROOT, "dist/src/cli.js"))) {
-  fail("--dist needs a build: run npm run build first");
-}
-
 const log = (m: string) =>
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
+if (!values.tsx) {
+  // The tool as it ships: compiled once here, so the figures never carry TypeScript's loader
+  // (about 1.5 s of start-up and 90 MB a thread under tsx).
+  log("building dist/ (npm run build)");
+  try {
+    execFileSync("npm", ["run", "--silent", "build"], { cwd: REPO_ROOT, stdio: "inherit" });
+  } catch {
+    fail("npm run build failed; fix the build or run the sources with --tsx");
+  }
+  if (!existsSync(join(REPO_ROOT, "dist/src/cli.js"))) fail("the build left no dist/src/cli.js");
+}
+
 // The run's own resources (a PostgreSQL server it started) outlive each scenario's.
 const cleanup = new Cleanup();
 let scenarioCleanup = new Cleanup();
@@ -159,7 +168,7 @@ const baseKit: Omit<BenchKit, "cleanup"> = {
   sizesGiven: values.sizes !== undefined,
   backends,
   postgres,
-  runner: values.dist ? "dist" : "tsx",
+  runner: values.tsx ? "tsx" : "dist",
   log,
 };
 
@@ -204,6 +213,8 @@ const failed: string[] = [];
 for (const id of selected) {
   if (interrupted) break;
   const started = performance.now();
+  // Every figure line carries the load it was measured under: other work shares the cores.
+  const load = { load_avg_1m_at_scenario_start: round(os.loadavg()[0] ?? 0, 2) };
   scenarioCleanup = new Cleanup();
   const kit: BenchKit = { ...baseKit, cleanup: scenarioCleanup };
   log(`scenario ${NAMES[id]}`);
@@ -227,6 +238,7 @@ for (const id of selected) {
       at: new Date().toISOString(),
       elapsed_s: round((performance.now() - started) / 1000, 1),
       ...common,
+      ...load,
       ...figures,
     });
   } catch (err) {
@@ -239,6 +251,7 @@ for (const id of selected) {
       at: new Date().toISOString(),
       elapsed_s: round((performance.now() - started) / 1000, 1),
       ...common,
+      ...load,
       error: (err as Error).message,
     });
   } finally {
