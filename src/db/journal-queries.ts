@@ -9,46 +9,11 @@ import {
   type ActionStatus,
   type ActionUpdate,
   type Database,
-  type NewAction,
   TOOL_TABLES,
 } from "./schema.ts";
-import { type UnnestType, unnestInsert } from "./unnest-insert.ts";
 
 const T = TOOL_TABLES.actions;
 const serverNow = () => sql<Date>`now()`;
-
-/**
- * Inserts actions; a repeat of the same (run, identity, action, control) is ignored.
- *
- * @example
- *   await insertActions(trx, [{ run_id, identity_id, action: "create", control_type: "SELL_ONLY",
- *     control_key: "SELL_ONLY:client", status: "pending" }]);
- */
-export async function insertActions(
-  db: Kysely<Database>,
-  rows: NewPendingAction[],
-): Promise<number> {
-  if (rows.length === 0) return 0;
-  const r = await sql`${unnestInsert(T, PENDING_COLUMNS, rows)}
-    on conflict (run_id, identity_id, action, control_key) do nothing`.execute(db);
-  return Number(r.numAffectedRows ?? 0);
-}
-
-/** What the findings stage journals: an action before it is tried (the rest takes defaults). */
-export type NewPendingAction = Pick<
-  NewAction,
-  "run_id" | "identity_id" | "finding_id" | "action" | "control_type" | "control_key" | "status"
->;
-
-const PENDING_COLUMNS = {
-  run_id: "text",
-  identity_id: "text",
-  finding_id: "int8",
-  action: "text",
-  control_type: "text",
-  control_key: "text",
-  status: "text",
-} as const satisfies Record<keyof NewPendingAction, UnnestType>;
 
 /**
  * Actions of a run in the given states, in id order after `afterId` (keyset, constant memory).

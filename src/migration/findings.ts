@@ -2,19 +2,17 @@ import type { Kysely } from "kysely";
 import {
   type IdentityStateRow,
   identityStatesPage,
-  insertFindings,
   insertInvalidRowFindings,
+  type PendingActionOf,
+  storeClassified,
 } from "../db/finding-queries.ts";
-import { insertActions } from "../db/journal-queries.ts";
 import type {
   Database,
-  NewAction,
   NewFinding,
   NewSnapshotControl,
   NewSnapshotIdentity,
 } from "../db/schema.ts";
 import { analyzeRunTables, snapshotWrites } from "../db/snapshot-queries.ts";
-import { chainWrites } from "../db/unnest-insert.ts";
 import {
   classifyIdentity,
   type Finding,
@@ -130,9 +128,10 @@ export interface SnapshotRows {
 
 /**
  * Applies the diff rules to some identities' rows of the join and writes their findings and, for
- * writers, the journal's pending actions, in one transaction: a range is classified whole or not
- * at all. With `snapshot`, what was observed of them is stored in the same transaction (a listing
- * page and its findings are committed together). Returns the actions journaled.
+ * writers, the journal's pending actions, in one statement (`storeClassified`): a range is
+ * classified whole or not at all. With `snapshot`, what was observed of them is stored in the same
+ * statement (a listing page and its findings are committed together). Returns the actions
+ * journaled.
  *
  * @example
  *   await storeFindings(db, runId, rows, options, { identities, controls });
@@ -150,47 +149,35 @@ export async function storeFindings(
     for (const finding of classifyIdentity(state)) pairs.push({ row, finding });
   }
   const observed = snapshot ? snapshotWrites(snapshot.identities, snapshot.controls) : [];
-  if (pairs.length === 0) {
-    // The snapshot writes alone are one idempotent statement: no transaction needed.
-    await chainWrites(observed)?.execute(db);
-    return 0;
+  const actions: PendingActionOf[] = [];
+  for (const { row, finding } of pairs) {
+    if (options.journalCreates && finding.create && finding.expected) {
+      actions.push({
+        identity_id: row.identity_id,
+        finding: finding.finding,
+        observed_control_id: finding.observed?.controlId ?? null,
+        action: "create",
+        control_type: finding.expected.type,
+        control_key: `${finding.expected.type}:${finding.expected.setBy}`,
+      });
+    }
+    if (options.journalDeletes && finding.prunable && finding.observed) {
+      actions.push({
+        identity_id: row.identity_id,
+        finding: finding.finding,
+        observed_control_id: finding.observed.controlId,
+        action: "delete",
+        control_type: finding.observed.type,
+        control_key: finding.observed.controlId,
+      });
+    }
   }
-  return db.transaction().execute(async (trx) => {
-    const ids = await insertFindings(
-      trx,
-      pairs.map((p) =>
-        findingRow(runId, p.row, p.finding, options.unlistedHoldNoSellOnly === true),
-      ),
-      observed,
-    );
-    const journal: NewAction[] = [];
-    pairs.forEach(({ row, finding }, i) => {
-      const findingId = ids[i] ?? null;
-      if (options.journalCreates && finding.create && finding.expected) {
-        journal.push({
-          run_id: runId,
-          identity_id: row.identity_id,
-          finding_id: findingId,
-          action: "create",
-          control_type: finding.expected.type,
-          control_key: `${finding.expected.type}:${finding.expected.setBy}`,
-          status: "pending",
-        });
-      }
-      if (options.journalDeletes && finding.prunable && finding.observed) {
-        journal.push({
-          run_id: runId,
-          identity_id: row.identity_id,
-          finding_id: findingId,
-          action: "delete",
-          control_type: finding.observed.type,
-          control_key: finding.observed.controlId,
-          status: "pending",
-        });
-      }
-    });
-    return insertActions(trx, journal);
-  });
+  return storeClassified(
+    db,
+    observed,
+    pairs.map((p) => findingRow(runId, p.row, p.finding, options.unlistedHoldNoSellOnly === true)),
+    actions,
+  );
 }
 
 /**

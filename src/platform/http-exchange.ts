@@ -2,6 +2,8 @@
  * One HTTP exchange of the platform client, and the small pieces around it: the URL, the JSON
  * body. No retries here; `http-client.ts` decides what to do with the outcome.
  */
+
+import { request } from "undici";
 import { LinkedSignal } from "./linked-signal.ts";
 import { describeFetchFailure, type FetchFailure, type HttpMethod } from "./platform-error.ts";
 import { watchSend } from "./send-watch.ts";
@@ -34,7 +36,10 @@ export async function exchange(
   const started = performance.now();
   const sent = watchSend(method, url, onSent);
   try {
-    const res = await fetch(url, {
+    // undici's own request API, not fetch: the same client under both, without the WHATWG
+    // streams fetch wraps the body in (a third of the CPU of reading a 1000-identity page).
+    // It never follows a redirect, which would carry the token to wherever it points.
+    const res = await request(url, {
       method,
       headers: {
         authorization: `Bearer ${token}`,
@@ -42,12 +47,19 @@ export async function exchange(
         ...(body === undefined ? {} : { "content-type": "application/json" }),
       },
       body,
-      redirect: "manual",
       signal: link.signal,
     });
-    const text = await res.text();
+    const chunks: Buffer[] = [];
+    for await (const chunk of res.body) chunks.push(chunk as Buffer);
+    const text =
+      chunks.length === 1 ? (chunks[0] as Buffer).toString() : Buffer.concat(chunks).toString();
     latency.record(performance.now() - started);
-    return { status: res.status, text, retryAfter: res.headers.get("retry-after") };
+    const retryAfter = res.headers["retry-after"];
+    return {
+      status: res.statusCode,
+      text,
+      retryAfter: (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null,
+    };
   } catch (err) {
     return {
       failure: describeFetchFailure(err, { timedOut: link.timedOut, cancelled: link.cancelled }),

@@ -1,7 +1,7 @@
 /**
  * A TCP proxy in front of a PostgreSQL server, on 127.0.0.1, that can lose the answer to a COMMIT
- * (it forwards the COMMIT, lets the server commit, then drops the connection instead of passing the
- * server's answer on) and can refuse new connections for a while. The one fault a retry must not get wrong (the work is done, the client cannot
+ * or to a statement of its own (it forwards it, lets the server commit, then drops the connection
+ * instead of passing the server's answer on) and can refuse new connections for a while. The one fault a retry must not get wrong (the work is done, the client cannot
  * know), made exact. Reads just enough of the wire protocol to spot the statement.
  *
  * @example
@@ -17,7 +17,12 @@ export interface FaultProxy {
   readonly url: string;
   /** The next COMMIT sent through the proxy is committed, and its answer never arrives. */
   loseNextCommitAnswer(): void;
-  /** COMMIT answers lost so far. */
+  /**
+   * The next statement whose text matches `pattern` is run (and, outside a transaction,
+   * committed), and its answer never arrives.
+   */
+  loseNextAnswerTo(pattern: RegExp): void;
+  /** Answers lost so far. */
   readonly lostCommits: number;
   /** While false, new connections are dropped at once (the server looks unreachable). */
   setAccepting(accepting: boolean): void;
@@ -26,7 +31,7 @@ export interface FaultProxy {
 
 export async function startFaultProxy(serverUrl: string): Promise<FaultProxy> {
   const target = new URL(serverUrl);
-  let armed = false;
+  let armed: RegExp | null = null;
   let lost = 0;
   let accepting = true;
   const sockets = new Set<Socket>();
@@ -54,8 +59,8 @@ export async function startFaultProxy(serverUrl: string): Promise<FaultProxy> {
         if (pending.length < len) break;
         const message = pending.subarray(0, len);
         pending = pending.subarray(len);
-        if (started && armed && isCommit(message)) {
-          armed = false;
+        if (started && armed && statementOf(message)?.match(armed)) {
+          armed = null;
           dropOnAnswer = true;
         }
         started = true;
@@ -86,7 +91,10 @@ export async function startFaultProxy(serverUrl: string): Promise<FaultProxy> {
   return {
     url: url.toString(),
     loseNextCommitAnswer: () => {
-      armed = true;
+      armed = /^commit$/i;
+    },
+    loseNextAnswerTo: (pattern) => {
+      armed = pattern;
     },
     get lostCommits() {
       return lost;
@@ -102,8 +110,8 @@ export async function startFaultProxy(serverUrl: string): Promise<FaultProxy> {
   };
 }
 
-/** A simple Query ('Q') or a Parse ('P') whose statement is COMMIT. */
-function isCommit(message: Buffer): boolean {
+/** The statement of a simple Query ('Q') or a Parse ('P'), trimmed; null for other messages. */
+function statementOf(message: Buffer): string | null {
   const type = String.fromCharCode(message[0]!);
   let text: string;
   if (type === "Q") text = message.subarray(5).toString("utf8");
@@ -111,7 +119,6 @@ function isCommit(message: Buffer): boolean {
     const body = message.subarray(5);
     const nameEnd = body.indexOf(0);
     text = body.subarray(nameEnd + 1).toString("utf8");
-  } else return false;
-  const statement = text.split("\0")[0]!.trim().toLowerCase();
-  return statement === "commit";
+  } else return null;
+  return text.split("\0")[0]!.trim();
 }

@@ -21,6 +21,7 @@ import { acquireRunLock, WRITER_LOCK_KEY, WriterLockTakenError } from "../../src
 import { seedSource } from "../../src/db/seed.ts";
 import { readSource } from "../../src/db/source-reader.ts";
 import { createLogger, silentLogger } from "../../src/log.ts";
+import { storeFindings } from "../../src/migration/findings.ts";
 import { collect, REPO_ROOT } from "../helpers/cli.ts";
 import {
   type Cluster,
@@ -193,6 +194,58 @@ describe("lost PostgreSQL connections", {
         rows.rows.map((r) => r.n),
         [7],
       );
+    } finally {
+      await viaProxy.close();
+      await proxy.close();
+    }
+  });
+
+  it("a batch of findings whose answer is lost is sent again and stores each finding and action once", async () => {
+    const proxy = await startFaultProxy(url);
+    const viaProxy = wrapPgPool(createPgPool(proxy.url), { retryS: 30, logger: silentLogger });
+    const runId = "20260101-000000-lost";
+    try {
+      await sql`insert into controls_migration.runs (id, mode, status, tool_version, host, pid)
+        values (${runId}, 'apply', 'running', 'test', 'here', 1)`.execute(viaProxy.db);
+      const id = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
+      const row = (n: number, userDisabled: boolean) => ({
+        identity_id: id(n),
+        user_disabled: userDisabled,
+        admin_disabled: false,
+        has_source: true,
+        status: "found" as const,
+        error: null,
+        controls: [],
+      });
+      proxy.loseNextAnswerTo(/"controls_migration"\."findings"/);
+      await storeFindings(
+        viaProxy.db,
+        runId,
+        [row(1, true), row(2, true), row(3, false)],
+        { journalCreates: true, journalDeletes: false },
+        {
+          identities: [1, 2, 3].map((n) => ({
+            run_id: runId,
+            identity_id: id(n),
+            status: "found" as const,
+            error: null,
+          })),
+          controls: [],
+        },
+      );
+      assert.equal(proxy.lostCommits, 1, "the statement's answer was lost once");
+      const count = async (table: string) =>
+        Number(
+          (
+            await sql<{
+              n: number;
+            }>`select count(*)::int as n from ${sql.table(`controls_migration.${table}`)}
+              where run_id = ${runId}`.execute(viaProxy.db)
+          ).rows[0]?.n,
+        );
+      assert.equal(await count("findings"), 2, "two missing client controls, once each");
+      assert.equal(await count("actions"), 2, "two creates, once each");
+      assert.equal(await count("snapshot_identities"), 3);
     } finally {
       await viaProxy.close();
       await proxy.close();

@@ -159,3 +159,85 @@ describe("parseIdentity and parseIdentitiesPage", () => {
     );
   });
 });
+
+describe("the page parsers' quick path", () => {
+  const IEP = "GET /v2/identity/identities";
+  const values: unknown[] = [
+    undefined,
+    null,
+    "",
+    "x",
+    "SELL_ONLY",
+    "SET_BY_SERVICE",
+    0,
+    1,
+    true,
+    false,
+    [],
+    {},
+    [{}],
+    "2024-01-01T00:00:00Z",
+  ];
+  const pick = <T>(list: readonly T[], n: number): T => list[n % list.length] as T;
+  const outcome = (f: () => unknown) => {
+    try {
+      return { value: f() };
+    } catch (err) {
+      return { error: err instanceof PlatformError ? err.message : String(err) };
+    }
+  };
+
+  it("gives exactly what the checked parser gives, values and refusals, on thousands of odd identities", () => {
+    let n = 7;
+    const next = () => {
+      n = (n * 1103515245 + 12345) % 2147483648;
+      return n;
+    };
+    const controlKeys = [
+      "id",
+      "type",
+      "set_by",
+      "is_overridable",
+      "reason_code",
+      "reason",
+      "created_at",
+      "deleted_at",
+    ];
+    const identityKeys = ["id", "created_at", "user_disabled", "admin_disabled", "status_details"];
+    for (let round = 0; round < 4000; round++) {
+      const c: Record<string, unknown> = {
+        id: "c-1",
+        type: "SELL_ONLY",
+        set_by: "SET_BY_CLIENT",
+        is_overridable: true,
+        reason_code: "OTHER",
+        reason: "r",
+        created_at: "2024-01-01T00:00:00Z",
+        deleted_at: null,
+      };
+      const i: Record<string, unknown> = {
+        id: "i-1",
+        created_at: "2024-01-01T00:00:00Z",
+        user_disabled: false,
+        admin_disabled: true,
+        status_details: { active_controls: next() % 3 === 0 ? [] : [c] },
+      };
+      // One to three fields of the control or the identity get an odd value (or go).
+      for (let k = next() % 3; k >= 0; k--) {
+        const target = next() % 2 === 0 ? c : i;
+        const keys = target === c ? controlKeys : identityKeys;
+        const key = pick(keys, next());
+        const value = pick(values, next());
+        if (value === undefined) delete target[key];
+        else target[key] = value;
+      }
+      const item = next() % 17 === 0 ? pick(values, next()) : i;
+      const checked = outcome(() => parseIdentity(item, IEP, "items[0]."));
+      const paged = outcome(() => parseIdentitiesPage({ items: [item] }, IEP).items[0]);
+      assert.deepEqual(paged, checked, JSON.stringify(item));
+      const checkedControl = outcome(() => parseControl(c, EP, "items[0]."));
+      const pagedControl = outcome(() => parseControlsPage({ items: [c] }, EP).items[0]);
+      assert.deepEqual(pagedControl, checkedControl, JSON.stringify(c));
+    }
+  });
+});
