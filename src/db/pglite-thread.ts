@@ -184,6 +184,9 @@ export class PgliteThread {
   }
 }
 
+/** The worker thread's young generation, in MB (see `spawnWorker`). */
+const WORKER_YOUNG_GENERATION_MB = 8;
+
 /**
  * The worker: the compiled `pglite-worker.js` next to this file, or, run from the TypeScript
  * sources (tests, `npm run cli`), `pglite-worker.ts` behind tsx's loader. Node 20 does not carry
@@ -196,6 +199,9 @@ function spawnWorker(init: PgliteThreadInit, transfer: Uint8Array | undefined): 
   const options = {
     workerData: init,
     transferList: transfer ? [transfer.buffer as ArrayBuffer] : [],
+    // The thread's JavaScript only carries statements and their rows across; V8's default young
+    // generation (up to 3 × 16 MB) would sit mostly idle on top of PostgreSQL's own memory.
+    resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
   };
   if (!fromSource) return new Worker(entry, options);
   const tsx = import.meta.resolve("tsx/esm/api");

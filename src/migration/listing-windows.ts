@@ -89,21 +89,23 @@ export function addWalker(w: Window, order: Order): Walker {
  * window's coverage. `crossed` is true when the page reached what the window's other cursor, or
  * the window's bound, already covers: the window is then complete.
  */
-export function acceptPage<T extends ListedItem>(
+export function acceptPage<T extends { readonly id: string }>(
   walker: Walker,
   items: readonly T[],
+  /** Item `i`'s created_at in epoch ms; by default its own `t` ({@link ListedItem}). */
+  tOf: (i: number) => number = (i) => (items[i] as unknown as ListedItem).t,
 ): { fresh: T[]; crossed: boolean; duplicates: number } {
   const w = walker.window;
   const fresh: T[] = [];
   let crossed = false;
   let duplicates = 0;
-  const first = items[0];
-  const last = items[items.length - 1];
-  if (first && last && items.length > 1) {
-    walker.lastDensity = items.length / Math.abs(last.t - first.t);
+  if (items.length > 1) {
+    walker.lastDensity = items.length / Math.abs(tOf(items.length - 1) - tOf(0));
   }
-  for (const item of items) {
-    const { t, id } = item;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as T;
+    const t = tOf(i);
+    const id = item.id;
     if (walker.order === "ASC") {
       if (t >= w.hi || t > w.descPos) {
         crossed = true;
@@ -114,7 +116,8 @@ export function acceptPage<T extends ListedItem>(
       const dup = (t === w.descPos && w.descEdge.has(id)) || (t === w.ascPos && w.ascEdge.has(id));
       if (t > w.ascPos) {
         w.ascPos = t;
-        w.ascEdge = new Set();
+        // Emptied, not replaced: a set a millisecond was most of a page's garbage.
+        w.ascEdge.clear();
       }
       w.ascEdge.add(id);
       if (dup) {
@@ -130,7 +133,7 @@ export function acceptPage<T extends ListedItem>(
       const dup = (t === w.ascPos && w.ascEdge.has(id)) || (t === w.descPos && w.descEdge.has(id));
       if (t < w.descPos) {
         w.descPos = t;
-        w.descEdge = new Set();
+        w.descEdge.clear();
       }
       w.descEdge.add(id);
       if (dup) {

@@ -17,7 +17,6 @@ import {
   addWalker,
   density,
   grow,
-  type ListedItem,
   newWindow,
   remaining,
   replaceWalker,
@@ -71,10 +70,6 @@ export interface ListingStats {
   readonly createdAtMax: string | null;
 }
 
-interface Item extends ListedItem {
-  readonly identity: Identity;
-}
-
 const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : undefined);
 
 const retryable = (err: unknown) =>
@@ -125,23 +120,39 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
   const openEstimate = () =>
     o.expectedItems == null ? Number.POSITIVE_INFINITY : Math.max(0, o.expectedItems - identities);
 
-  const toItem = (identity: Identity): Item => {
-    const t = identity.createdAt ? Math.floor(Date.parse(identity.createdAt)) : Number.NaN;
-    if (Number.isNaN(t)) {
-      if (split) {
-        throw new PlatformError({
-          kind: "protocol",
-          classification: "fatal",
-          endpoint: "GET /v2/identity/identities",
-          detail: `identity ${identity.id} has no readable created_at; a partitioned listing needs it (--listing-parallelism 1 reads one cursor)`,
-        });
+  /**
+   * created_at in epoch ms of each identity of a page, in one buffer the listing reuses: it is
+   * filled and read by `acceptPage` in one synchronous step, so windows never see another's.
+   */
+  let times = new Float64Array(1000);
+  const timesOf = (page: readonly Identity[]): Float64Array => {
+    if (times.length < page.length) times = new Float64Array(page.length);
+    for (let i = 0; i < page.length; i++) {
+      const identity = page[i] as Identity;
+      const t = identity.createdAt ? Math.floor(Date.parse(identity.createdAt)) : Number.NaN;
+      times[i] = t;
+      if (Number.isNaN(t)) {
+        if (split) {
+          throw new PlatformError({
+            kind: "protocol",
+            classification: "fatal",
+            endpoint: "GET /v2/identity/identities",
+            detail: `identity ${identity.id} has no readable created_at; a partitioned listing needs it (--listing-parallelism 1 reads one cursor)`,
+          });
+        }
+        partitionable = false;
+        continue;
       }
-      partitionable = false;
-    } else {
-      if (t < minT) [minT, minIso] = [t, identity.createdAt];
-      if (t > maxT) [maxT, maxIso] = [t, identity.createdAt];
+      if (t < minT) {
+        minT = t;
+        minIso = identity.createdAt;
+      }
+      if (t > maxT) {
+        maxT = t;
+        maxIso = identity.createdAt;
+      }
     }
-    return { id: identity.id, t, identity };
+    return times;
   };
 
   // Storing overlaps the next page's request; when it takes longer than the request, it sets a
@@ -149,10 +160,10 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
   // identity, so their pages are stored side by side without waiting on each other.
   let storeMs = 0;
   let stores = 0;
-  const store = async (items: readonly Item[]) => {
+  const store = async (items: Identity[]) => {
     if (items.length === 0) return;
     const t0 = performance.now();
-    await o.onPage(items.map((i) => i.identity));
+    await o.onPage(items);
     storeMs += performance.now() - t0;
     stores += 1;
   };
@@ -192,6 +203,27 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
       signal,
     });
     let next = ask(gen);
+    /**
+     * Takes one page: true when the walk goes on. Its own frame, so a stored page is garbage once
+     * stored, not held while the next one travels.
+     */
+    const take = async (page: Identity[]): Promise<boolean> => {
+      pages += 1;
+      walker.pages += 1;
+      if (walker.window.done) return false;
+      const ts = timesOf(page);
+      const { fresh, crossed, ...seen } = partitionable
+        ? acceptPage(walker, page, (i) => ts[i] as number)
+        : { fresh: page, crossed: false, duplicates: 0 };
+      duplicates += seen.duplicates;
+      const more = !crossed && !walker.window.done && !handsOver(walker);
+      // The next page travels while this one is stored.
+      if (more) next = ask(gen);
+      identities += fresh.length;
+      await store(fresh);
+      rebalance();
+      return more;
+    };
     try {
       for (;;) {
         const r = await next;
@@ -200,21 +232,7 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
           walker.window.done = true;
           return;
         }
-        pages += 1;
-        walker.pages += 1;
-        if (walker.window.done) return;
-        const items = r.value.map(toItem);
-        const { fresh, crossed, ...seen } = partitionable
-          ? acceptPage(walker, items)
-          : { fresh: items, crossed: false, duplicates: 0 };
-        duplicates += seen.duplicates;
-        const more = !crossed && !walker.window.done && !handsOver(walker);
-        // The next page travels while this one is stored.
-        if (more) next = ask(gen);
-        identities += fresh.length;
-        await store(fresh);
-        rebalance();
-        if (!more) return;
+        if (!(await take(r.value))) return;
       }
     } finally {
       await gen.return(undefined).catch(() => {});

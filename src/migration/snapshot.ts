@@ -72,6 +72,8 @@ export interface ListingHint {
 }
 
 const PAGE = 1000;
+/** Most listed identities hold no control: they share one empty list. */
+const NONE: readonly NewSnapshotControl[] = Object.freeze([]);
 
 const controlRow = (runId: string, identityId: string, c: IdentityControl): NewSnapshotControl => ({
   run_id: runId,
@@ -120,7 +122,8 @@ export async function listPlatform(
     logger: ctx.logger,
     signal: ctx.signal,
     onPage: async (page) => {
-      const listed = page.map((identity) => {
+      const listed = page.map((identity): ListedIdentity => {
+        if (identity.activeControls.length === 0) return { id: identity.id, controls: NONE };
         const controls: NewSnapshotControl[] = [];
         for (const c of identity.activeControls) {
           if (!c.deletedAt) controls.push(controlRow(runId, identity.id, c));

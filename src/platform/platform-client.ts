@@ -102,8 +102,9 @@ export function createPlatformClient(
       "created_at.lt": opts.createdAtLt,
     };
     let cursor = "";
-    do {
-      guard.beforePage();
+    // One page, read and parsed: the answer's JSON is garbage once this returns, never held
+    // while the page waits at the `yield` below (it would outlive young collections for nothing).
+    const readPage = async () => {
       const reply = await http.send({
         method: "GET",
         template: PATHS.identities,
@@ -116,13 +117,14 @@ export function createPlatformClient(
         },
         signal: opts.signal,
       });
-      const page = parseIdentitiesPage(reply.body, endpoint);
+      return parseIdentitiesPage(reply.body, endpoint);
+    };
+    do {
+      guard.beforePage();
+      const page = await readPage();
       const items = dropRepeats(page.items, endpoint, "identity");
       cursor = loopGuard(seenCursors, page.nextPageCursor, endpoint);
-      guard.afterPage(
-        items.map((i) => i.id),
-        cursor !== "",
-      );
+      guard.afterPage(items, cursor !== "");
       yield items;
     } while (cursor !== "");
   }
@@ -178,10 +180,7 @@ export function createPlatformClient(
       const page = parseControlsPage(reply.body, endpoint);
       const items = dropRepeats(page.items, endpoint, "control");
       cursor = loopGuard(seen, page.nextPageCursor, endpoint);
-      guard.afterPage(
-        items.map((c) => c.id),
-        cursor !== "",
-      );
+      guard.afterPage(items, cursor !== "");
       for (const c of items) out.push(c);
     } while (cursor !== "");
     return out;

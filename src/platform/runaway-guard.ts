@@ -10,7 +10,7 @@ import { SeenIds } from "./seen-ids.ts";
  * @example
  *   const guard = new RunawayGuard("GET /v2/identity/identities", 1000, sourceRows);
  *   guard.beforePage();  // throws past the page cap
- *   guard.afterPage(ids, nextCursor !== "");  // throws when nothing new came
+ *   guard.afterPage(items, nextCursor !== "");  // throws when nothing new came
  */
 export class RunawayGuard {
   readonly #endpoint: string;
@@ -36,11 +36,11 @@ export class RunawayGuard {
     );
   }
 
-  /** Call with the ids of the page just read and whether it promised another page. */
-  afterPage(ids: readonly string[], more: boolean): void {
+  /** Call with the items of the page just read and whether it promised another page. */
+  afterPage(items: readonly { readonly id: string }[], more: boolean): void {
     this.#pages += 1;
     let fresh = 0;
-    for (const id of ids) if (this.#seen.add(id)) fresh += 1;
+    for (const item of items) if (this.#seen.add(item.id)) fresh += 1;
     if (fresh === 0 && more) {
       this.#fail(
         `page ${this.#pages} brought no item that earlier pages had not already served, yet handed out another page cursor; stopping instead of listing the same items without end (${this.#seen.size} distinct items read).`,
