@@ -372,18 +372,26 @@ export async function diffPage(
   afterId: number,
   limit: number,
   includeInSync: boolean,
+  withActions = true,
 ): Promise<DiffRecord[]> {
+  // A run that journaled nothing (a plan) has no entry to join: the join's probe a finding was
+  // most of the report's database time.
+  const entry = withActions
+    ? sql`left join lateral (
+      select * from ${sql.table(TOOL_TABLES.actions)} a
+      where a.identity_id = f.identity_id and a.finding_id = f.id
+      order by a.id desc limit 1
+    ) a on true`
+    : sql`left join (select null::text as action, null::text as status, null::text as outcome,
+                            null::int as http_status, null::text as error, null::int as attempts,
+                            null::timestamptz as updated_at) a on true`;
   const r = await sql<DiffRecord>`
     select f.id, f.run_id, f.identity_id, f.user_disabled, f.admin_disabled, f.finding,
       f.expected_type, f.expected_set_by, f.expected_is_overridable, f.observed_control_id,
       f.observed_set_by, f.observed_is_overridable, f.other_active_controls, f.detail, f.prunable,
       a.action, a.status, a.outcome, a.http_status, a.error, a.attempts, a.updated_at as at
     from ${sql.table(TOOL_TABLES.findings)} f
-    left join lateral (
-      select * from ${sql.table(TOOL_TABLES.actions)} a
-      where a.identity_id = f.identity_id and a.finding_id = f.id
-      order by a.id desc limit 1
-    ) a on true
+    ${entry}
     where f.run_id = ${runId} and f.id > ${afterId}
       and (${includeInSync} or f.finding <> 'in_sync')
     order by f.id limit ${limit}

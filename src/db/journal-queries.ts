@@ -16,6 +16,17 @@ const T = TOOL_TABLES.actions;
 const serverNow = () => sql<Date>`now()`;
 
 /**
+ * Whether a run journaled any action (a plan never does).
+ *
+ * @example
+ *   if (!(await runHasActions(db, runId))) ...
+ */
+export async function runHasActions(db: Kysely<Database>, runId: string): Promise<boolean> {
+  const r = await db.selectFrom(T).select("id").where("run_id", "=", runId).limit(1).execute();
+  return r.length > 0;
+}
+
+/**
  * Actions of a run in the given states, in id order after `afterId` (keyset, constant memory).
  *
  * @example

@@ -116,6 +116,24 @@ export function classifyRow(
 ): ClassifiedRow {
   const ud = parseFlag(raw.userDisabled);
   const ad = parseFlag(raw.adminDisabled);
+  // Nine rows in ten: a lower-case UUID (so no control character, not empty, not too long) on
+  // one row, with two readable flags. Decided without building anything else.
+  if (
+    copies === 1 &&
+    typeof ud === "boolean" &&
+    typeof ad === "boolean" &&
+    raw.id !== null &&
+    UUID.test(raw.id)
+  ) {
+    return {
+      identityId: raw.id,
+      userDisabled: ud,
+      adminDisabled: ad,
+      anomaly: null,
+      anomalyDetail: null,
+      valid: true,
+    };
+  }
   const base = {
     identityId: raw.id,
     userDisabled: ud ?? null,

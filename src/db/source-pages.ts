@@ -124,8 +124,11 @@ export async function* physicalPagesOfInterest(
     // clean or empty blocks never makes the next page huge.
     step = Math.max(1, Math.min(step * 4, Math.round((step * n) / Math.max(page.length, 1))));
     launch();
-    const rows = page.map((r) => ({ ...r, copies: r.id === null ? 1 : (dups.get(r.id) ?? 1) }));
-    if (rows.length > 0) yield rows;
+    // The driver's rows are this pass's own: their copies are noted in place.
+    for (const r of page as { -readonly [K in keyof PageRow]: PageRow[K] }[]) {
+      r.copies = r.id === null ? 1 : (dups.get(r.id) ?? 1);
+    }
+    if (page.length > 0) yield page;
   }
 }
 

@@ -108,8 +108,6 @@ const NOT_LISTED = "absent from a complete listing of the platform's identities"
 
 /** Held pages classified side by side once the source rows are stored (beside the live pages). */
 const RELEASE_WORKERS = 2;
-/** Held pages classified in one transaction. */
-const RELEASE_PAGES = 4;
 
 /**
  * A listing page held in memory: the ids of identities with no control, packed, and the others
@@ -175,6 +173,9 @@ function unpackHolder(packed: PackedHolder, runId: string): ListedIdentity {
     })),
   };
 }
+
+/** Most listed identities hold no control: they share one empty list. */
+const NO_CONTROLS: readonly NewSnapshotControl[] = Object.freeze([]);
 
 const holdsSellOnly = (controls: readonly { readonly type: string }[]) =>
   controls.some((c) => c.type === "SELL_ONLY");
@@ -318,15 +319,16 @@ export function startFindingsStream(
 
   async function releaseSome(): Promise<void> {
     while (held.length > 0 && !failure && !closed) {
-      // Several pages a transaction: what they cost is mostly per statement, not per row.
-      const identities: ListedIdentity[] = [];
-      for (const page of held.splice(0, RELEASE_PAGES)) {
-        heldBytes -= page.bytes;
-        for (const h of JSON.parse(page.holders) as PackedHolder[]) {
-          identities.push(unpackHolder(h, runId));
-        }
-        for (const id of page.ids.toArray()) identities.push({ id, controls: [] });
-      }
+      // A page at a time, after the event loop's other work: released all at once, they kept
+      // the loop busy for a second, and the rate budget's timers fired late (tokens lost).
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const page = held.shift();
+      if (!page) return;
+      heldBytes -= page.bytes;
+      const identities: ListedIdentity[] = (JSON.parse(page.holders) as PackedHolder[]).map((h) =>
+        unpackHolder(h, runId),
+      );
+      for (const id of page.ids.toArray()) identities.push({ id, controls: NO_CONTROLS });
       const classified = await classifyPage(identities);
       counts.asListed += classified;
       counts.held += classified;
@@ -456,7 +458,11 @@ export function startFindingsStream(
           `${counts.unlisted} candidate identities are absent from the platform's listing`,
         );
       }
-      await analyzeRunTables(db, "journal");
+      // Statistics for the executor's queries of the journal; a plan's are taken beside its
+      // report (`pipeline.ts`), which does not need them.
+      if (findingOptions.journalCreates || findingOptions.journalDeletes) {
+        await analyzeRunTables(db, "journal");
+      }
       return { ...counts };
     },
 

@@ -116,7 +116,8 @@ export async function computeFindings(
     identities += rows.length;
     actions += await storeFindings(db, runId, rows, options);
   }
-  await analyzeRunTables(db, "journal");
+  // For the executor's queries; a plan's are taken beside its report (`pipeline.ts`).
+  if (options.journalCreates || options.journalDeletes) await analyzeRunTables(db, "journal");
   return { identities, actions };
 }
 

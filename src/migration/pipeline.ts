@@ -10,7 +10,7 @@ import { copyPlanCreateCandidates } from "../db/plan-queries.ts";
 import { saveRequestSeries } from "../db/request-series-queries.ts";
 import { acquireRunLock } from "../db/run-lock.ts";
 import { finishRun, getRun, latestRunningWriter } from "../db/run-queries.ts";
-import { countCandidates } from "../db/snapshot-queries.ts";
+import { analyzeRunTables, countCandidates } from "../db/snapshot-queries.ts";
 import { Interrupted, UserError } from "../errors.ts";
 import type { RunSummary } from "../reports/summary.ts";
 import { executeActions } from "./executor.ts";
@@ -214,6 +214,9 @@ async function finish(
   const exitCode = exitCodeFor(tally);
   const status = closingStatus(tally);
   await saveRequestSeries(db, run.id, deps.client.metrics().series);
+  // A plan's journal statistics (for the next runs) are taken beside its report, not before it.
+  const analyzed = options.mode === "plan" ? analyzeRunTables(db, "journal") : Promise.resolve();
+  analyzed.catch(() => {}); // awaited below; a failure surfaces there
   const summary = await writeRunReport(
     db,
     buildRunSummary({
@@ -234,6 +237,7 @@ async function finish(
     options.run.all,
     options.run.force,
   );
+  await analyzed;
   const counts = { ...figures.findings, ...figures.outcomes };
   await finishRun(db, run.id, { status, exitCode, counts, summary });
   const resumable = tally.interrupted && tally.unsettledActions > 0;

@@ -3,6 +3,7 @@ import { access, lstat, mkdir, realpath, rm, stat, writeFile } from "node:fs/pro
 import { dirname, join, resolve, sep } from "node:path";
 import type { Kysely } from "kysely";
 import { type DiffRecord, diffPage } from "../db/finding-queries.ts";
+import { runHasActions } from "../db/journal-queries.ts";
 import { listRunEvents } from "../db/run-control-queries.ts";
 import type { Database } from "../db/schema.ts";
 import { UserError } from "../errors.ts";
@@ -51,9 +52,10 @@ async function* diffRows(
   all: boolean,
 ): AsyncGenerator<DiffRow> {
   let after = 0;
+  const withActions = await runHasActions(db, runId);
   for (;;) {
     // Pages of 5000: each query costs a few milliseconds of planning, whatever its size.
-    const page = await diffPage(db, runId, after, 5000, all);
+    const page = await diffPage(db, runId, after, 5000, all, withActions);
     if (page.length === 0) return;
     after = page[page.length - 1]?.id ?? after;
     for (const r of page) yield toDiffRow(r);
