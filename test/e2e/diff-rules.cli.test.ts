@@ -15,6 +15,7 @@ import type { ControlRecord, Sandbox } from "../../src/sandbox/index.ts";
 import { startSandbox } from "../../src/sandbox/index.ts";
 import { prng, uuidFrom } from "../../src/synthetic.ts";
 import { type CliResult, REPO_ROOT, runCli } from "../helpers/cli.ts";
+import { CLI_ENTRY } from "../helpers/cli-entry.ts";
 import { parseCsv } from "../helpers/corpus.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { CONTROLS, call, tokenFor } from "../helpers/sandbox-http.ts";
@@ -309,9 +310,7 @@ async function onTerminal(
   env: Record<string, string>,
   meanwhile: () => Promise<void>,
 ): Promise<CliResult> {
-  const command = [process.execPath, "--import", "tsx", "src/cli.ts", ...args]
-    .map(shellQuote)
-    .join(" ");
+  const command = [process.execPath, ...CLI_ENTRY, ...args].map(shellQuote).join(" ");
   const child = spawn("script", ["-qfec", command, "/dev/null"], {
     cwd: REPO_ROOT,
     env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, ...env },

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { CLI_ENTRY } from "./cli-entry.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -10,12 +11,12 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/** Starts the CLI in a child process (tsx), with stdin closed (no TTY), from the repo root. */
+/** Starts the CLI in a child process (see `CLI_ENTRY`), with stdin closed (no TTY), from the repo root. */
 export function spawnCli(
   args: readonly string[],
   env: Record<string, string | undefined> = {},
 ): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
+  return spawn(process.execPath, [...CLI_ENTRY, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, ...env },
     stdio: ["ignore", "pipe", "pipe"],

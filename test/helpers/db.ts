@@ -14,7 +14,7 @@
  *   }
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
@@ -105,6 +105,24 @@ async function freshPglite(): Promise<DatabaseHandle> {
   return openPgliteThread({ loadDataDir: await template });
 }
 
+/**
+ * A PGlite data folder just initialised (no tool schema: a target is an empty database), made once
+ * per process and removed at its exit.
+ */
+let folderTemplate: Promise<string> | undefined;
+
+function pgliteFolderTemplate(): Promise<string> {
+  folderTemplate ??= (async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cm-test-pglite-template-"));
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    const dataDir = join(dir, "data");
+    const handle = await openPgliteThread({ dataDir });
+    await handle.close();
+    return dataDir;
+  })();
+  return folderTemplate;
+}
+
 const pgliteBackend: Backend = {
   name: "pglite",
   async open(options) {
@@ -114,6 +132,8 @@ const pgliteBackend: Backend = {
   async target() {
     const dir = mkdtempSync(join(tmpdir(), "cm-test-pglite-"));
     const dataDir = join(dir, "data");
+    // A copy of a folder initialised once per process: initdb in every target cost ~5 s a test.
+    cpSync(await pgliteFolderTemplate(), dataDir, { recursive: true });
     const global = globalFor({ dataDir });
     return {
       args: ["--data-dir", dataDir],

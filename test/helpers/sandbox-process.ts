@@ -9,6 +9,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { CLI_ENTRY } from "./cli-entry.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -39,7 +40,7 @@ export interface CliRun {
 }
 
 function cliArgs(args: readonly string[]): string[] {
-  return ["--import", "tsx", "src/cli.ts", ...args];
+  return [...CLI_ENTRY, ...args];
 }
 
 /** Runs the CLI to completion (for refusals and --help); killed after `timeoutMs`. */

@@ -9,6 +9,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { REPO_ROOT } from "./cli.ts";
+import { CLI_ENTRY } from "./cli-entry.ts";
 
 export interface TtyOptions {
   readonly cols?: number;
@@ -29,9 +30,9 @@ export interface TtyRun {
 
 const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
 
-/** Starts `controls-migrate <args>` (tsx) in a pseudo-terminal of `cols` columns. */
+/** Starts `controls-migrate <args>` (see `CLI_ENTRY`) in a pseudo-terminal of `cols` columns. */
 export function spawnInTty(args: readonly string[], options: TtyOptions = {}): TtyRun {
-  const cli = [process.execPath, "--import", "tsx", "src/cli.ts", ...args].map(quote).join(" ");
+  const cli = [process.execPath, ...CLI_ENTRY, ...args].map(quote).join(" ");
   const command = `stty cols ${options.cols ?? 100} rows 50; exec ${cli}`;
   const child = spawn("script", ["-qfec", command, "/dev/null"], {
     cwd: REPO_ROOT,

@@ -6,10 +6,10 @@ import { migrations } from "../../migrations/index.ts";
 import { loadSourceConfig } from "../../src/config.ts";
 import { readSource } from "../../src/db/source-reader.ts";
 import { syntheticIdentities } from "../../src/synthetic.ts";
+import { CLI_ENTRY } from "../helpers/cli-entry.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 
 const ALL = Object.keys(migrations);
-const CLI = fileURLToPath(new URL("../../src/cli.ts", import.meta.url));
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 
 interface CliResult {
@@ -24,7 +24,7 @@ function runCli(args: readonly string[]): Promise<CliResult> {
     Object.entries(process.env).filter(([k]) => k !== "DATABASE_URL" && !k.startsWith("CONTROLS_")),
   );
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args, "--no-progress"], {
+    const child = spawn(process.execPath, [...CLI_ENTRY, ...args, "--no-progress"], {
       cwd: REPO,
       env,
       stdio: ["ignore", "pipe", "pipe"],

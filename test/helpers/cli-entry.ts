@@ -1,0 +1,41 @@
+/**
+ * How tests start the CLI in a child process: the compiled `dist/src/cli.js`, as it ships, when it
+ * was built from the sources as they are now (`npm test` builds first), else the sources under
+ * tsx. A child under tsx spends about a second more CPU starting, two under PGlite (its thread
+ * loads tsx again), and the suite starts several hundred children.
+ *
+ * @example
+ *   spawn(process.execPath, [...CLI_ENTRY, "plan", "--json"], { cwd: REPO_ROOT });
+ */
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+function* sources(dir: string): Generator<string> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* sources(path);
+    else if (entry.name.endsWith(".ts")) yield path;
+  }
+}
+
+/** True when every source file has a compiled file at least as new as itself. */
+function builtFromCurrentSources(): boolean {
+  if (process.env.CONTROLS_TEST_FROM_SOURCES === "1") return false;
+  for (const folder of ["src", "migrations"]) {
+    for (const source of sources(join(ROOT, folder))) {
+      const compiled = join(ROOT, "dist", relative(ROOT, source).replace(/\.ts$/, ".js"));
+      if (!existsSync(compiled) || statSync(compiled).mtimeMs < statSync(source).mtimeMs) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+/** Node's arguments that start the CLI, relative to the repository root. */
+export const CLI_ENTRY: readonly string[] = Object.freeze(
+  builtFromCurrentSources() ? ["dist/src/cli.js"] : ["--import", "tsx", "src/cli.ts"],
+);
