@@ -193,6 +193,8 @@ const machine = {
   platform: `${os.platform()} ${os.release()}`,
 };
 const common = {
+  // One `npm run bench` invocation: `npm run docs:performance` renders the README from one run.
+  run_started_at: new Date().toISOString(),
   quick: baseKit.quick,
   runner: baseKit.runner,
   commit: commit(),
