@@ -17,10 +17,15 @@ let text: string;
 try {
   text = readFileSync(results, "utf8");
 } catch {
-  process.stderr.write("bench-results/results.jsonl not found: run npm run bench -- --only a,c,i,j first\n");
+  process.stderr.write(
+    "bench-results/results.jsonl not found: run npm run bench -- --only a,c,i,j first\n",
+  );
   process.exit(1);
 }
 const run = latestRun(parseResults(text));
-writeFileSync(readme, replacePerformanceBlock(readFileSync(readme, "utf8"), renderPerformance(run)));
+writeFileSync(
+  readme,
+  replacePerformanceBlock(readFileSync(readme, "utf8"), renderPerformance(run)),
+);
 const started = [...run.values()][0]?.run_started_at;
 process.stdout.write(`README.md performance figures rewritten from the run started ${started}.\n`);

@@ -99,7 +99,9 @@ const jsonl = (lines: object[]) => lines.map((l) => JSON.stringify(l)).join("\n"
 describe("README's performance figures", () => {
   it("come from the latest run that holds every issue-13 scenario, never a quick or partial one", () => {
     const older = run("2026-11-25T01:00:00.000Z", { pgliteWall: 40 });
-    const partial = run("2026-11-25T03:00:00.000Z").filter((l) => l.scenario !== "j-apply-pglite-runs");
+    const partial = run("2026-11-25T03:00:00.000Z").filter(
+      (l) => l.scenario !== "j-apply-pglite-runs",
+    );
     const quick = run("2026-11-25T04:00:00.000Z").map((l) => ({ ...l, quick: true }));
     const chosen = run("2026-11-25T02:00:00.000Z");
     const picked = latestRun(parseResults(jsonl([...older, ...chosen, ...partial, ...quick])));
@@ -108,13 +110,18 @@ describe("README's performance figures", () => {
 
   it("say which targets a run met and which it did not", () => {
     const met = renderPerformance(latestRun(parseResults(jsonl(run("2026-11-25T02:00:00.000Z")))));
-    assert.match(met, /\*\*1\.12\*\* \(28 s; 1,002 pages, floor 25\.1 s\) \| ≤ 1\.15 \| \*\*met\*\*/);
+    assert.match(
+      met,
+      /\*\*1\.12\*\* \(28 s; 1,002 pages, floor 25\.1 s\) \| ≤ 1\.15 \| \*\*met\*\*/,
+    );
     assert.match(met, /\*\*33 s \/ 390 MB\*\* \| ≤ 35 s \/ ≤ 400 MB \| \*\*met\*\* \/ \*\*met\*\*/);
     assert.ok(!met.includes("not met"));
     const missed = renderPerformance(
       latestRun(
         parseResults(
-          jsonl(run("2026-11-25T02:00:00.000Z", { pgliteWall: 36, efficiency: [0.999, 0.9, 1, 1, 1] })),
+          jsonl(
+            run("2026-11-25T02:00:00.000Z", { pgliteWall: 36, efficiency: [0.999, 0.9, 1, 1, 1] }),
+          ),
         ),
       ),
     );
@@ -124,7 +131,10 @@ describe("README's performance figures", () => {
 
   it("name the missing scenarios when no run is complete", () => {
     const partial = run("2026-11-25T03:00:00.000Z").filter((l) => l.scenario !== "i-rate-floor");
-    assert.throws(() => latestRun(parseResults(jsonl(partial))), /a-plan, c-memory-scaling, i-rate-floor/);
+    assert.throws(
+      () => latestRun(parseResults(jsonl(partial))),
+      /a-plan, c-memory-scaling, i-rate-floor/,
+    );
   });
 
   it("replace only the text between the README's markers, which the README holds", () => {
