@@ -1,5 +1,5 @@
 import type { CommandModule, Argv as Yargs } from "yargs";
-import { type Argv, loadSourceConfig, sourceOptions, yargsOptions } from "../config.ts";
+import { type Argv, loadSourceConfig, sourceOptions, withOptions } from "../config.ts";
 import { openDatabase } from "../db/connect.ts";
 import { readSource } from "../db/source-reader.ts";
 import { ExitCode, UserError } from "../errors.ts";
@@ -127,11 +127,11 @@ export const sandboxCommand: CommandModule = {
   command: "sandbox",
   describe: "Run the local emulator of the platform interface.",
   builder: (y: Yargs) =>
-    y
-      .options(sandboxFlags)
-      .options(yargsOptions(sourceOptions))
-      .group(Object.keys(sandboxFlags), "Sandbox options:")
-      .group(Object.keys(sourceOptions), "Source options (with --from-db):")
+    withOptions(
+      y.options(sandboxFlags).group(Object.keys(sandboxFlags), "Sandbox options:"),
+      sourceOptions,
+      "Source options (with --from-db):",
+    )
       .example(
         "$0 sandbox --identities 100000",
         "100,000 synthetic identities, half of the flagged ones migrated",

@@ -38,6 +38,41 @@ describe("command-line conventions", () => {
     assert.match(r.stderr, /Unknown argument --api-ur\. Did you mean --api-url\?/);
   });
 
+  it("every command's --help names each option by its flag and says what it does", async () => {
+    const commands = [
+      ["plan"],
+      ["apply"],
+      ["reconcile"],
+      ["revert"],
+      ["discard"],
+      ["status"],
+      ["pause"],
+      ["continue"],
+      ["set-rate"],
+      ["runs"],
+      ["report"],
+      ["show"],
+      ["db", "migrate"],
+      ["db", "seed"],
+      ["sandbox"],
+      ["demo"],
+    ];
+    const helps = await Promise.all(commands.map((c) => runCli([...c, "--help"])));
+    commands.forEach((command, i) => {
+      const r = helps[i] as Awaited<ReturnType<typeof runCli>>;
+      const name = command.join(" ");
+      assert.equal(r.code, 0, `${name} --help: ${r.stderr}`);
+      const sections = r.stdout.split(/^Examples:$/m)[0] ?? "";
+      const options = sections.split("\n").filter((line) => /^ {2,8}--\S/.test(line));
+      assert.ok(options.length > 0, `${name} --help lists options`);
+      for (const line of options) {
+        const [flag, ...rest] = line.trim().split(/\s{2,}/);
+        assert.doesNotMatch(flag ?? "", /[A-Z]/, `${name} --help: ${flag} is not a flag's name`);
+        assert.ok(rest.join(" ").trim().length > 0, `${name} --help: ${flag} has no description`);
+      }
+    });
+  });
+
   it("completion prints a shell completion script for controls-migrate", async () => {
     const r = await runCli(["completion"]);
     assert.equal(r.code, 0, r.stderr);
