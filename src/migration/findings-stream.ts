@@ -179,8 +179,8 @@ function unpackHolder(packed: PackedHolder, runId: string): ListedIdentity {
   };
 }
 
-/** Most listed identities hold no control: they share one empty list. */
-const NO_CONTROLS: readonly NewSnapshotControl[] = Object.freeze([]);
+/** Most listed identities hold no control: they share one empty list (here and in `snapshot.ts`). */
+export const NO_CONTROLS: readonly NewSnapshotControl[] = Object.freeze([]);
 
 const holdsSellOnly = (controls: readonly { readonly type: string }[]) =>
   controls.some((c) => c.type === "SELL_ONLY");

@@ -15,7 +15,7 @@ import {
   type PlatformClient,
   PlatformError,
 } from "../platform/index.ts";
-import type { ListedIdentity } from "./findings-stream.ts";
+import { type ListedIdentity, NO_CONTROLS } from "./findings-stream.ts";
 import { listPartitioned } from "./partitioned-listing.ts";
 import type { Progress } from "./progress.ts";
 import { addLookedUpRows } from "./source-stage.ts";
@@ -72,8 +72,6 @@ export interface ListingHint {
 }
 
 const PAGE = 1000;
-/** Most listed identities hold no control: they share one empty list. */
-const NONE: readonly NewSnapshotControl[] = Object.freeze([]);
 
 const controlRow = (runId: string, identityId: string, c: IdentityControl): NewSnapshotControl => ({
   run_id: runId,
@@ -123,7 +121,7 @@ export async function listPlatform(
     signal: ctx.signal,
     onPage: async (page) => {
       const listed = page.map((identity): ListedIdentity => {
-        if (identity.activeControls.length === 0) return { id: identity.id, controls: NONE };
+        if (identity.activeControls.length === 0) return { id: identity.id, controls: NO_CONTROLS };
         const controls: NewSnapshotControl[] = [];
         for (const c of identity.activeControls) {
           if (!c.deletedAt) controls.push(controlRow(runId, identity.id, c));
