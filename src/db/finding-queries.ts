@@ -385,16 +385,79 @@ export async function diffPage(
     : sql`left join (select null::text as action, null::text as status, null::text as outcome,
                             null::int as http_status, null::text as error, null::int as attempts,
                             null::timestamptz as updated_at) a on true`;
-  const r = await sql<DiffRecord>`
-    select f.id, f.run_id, f.identity_id, f.user_disabled, f.admin_disabled, f.finding,
-      f.expected_type, f.expected_set_by, f.expected_is_overridable, f.observed_control_id,
-      f.observed_set_by, f.observed_is_overridable, f.other_active_controls, f.detail, f.prunable,
-      a.action, a.status, a.outcome, a.http_status, a.error, a.attempts, a.updated_at as at
-    from ${sql.table(TOOL_TABLES.findings)} f
-    ${entry}
-    where f.run_id = ${runId} and f.id > ${afterId}
-      and (${includeInSync} or f.finding <> 'in_sync')
-    order by f.id limit ${limit}
+  // The page comes back as one JSON text of row arrays, parsed here in one call: a row at a time,
+  // the driver's decoding was most of the report's time (PGlite: 100–150 ms a page of 5,000
+  // rows against 45–60 ms for the JSON, of which the parse is 5–15 ms).
+  const r = await sql<{ page: string }>`
+    select coalesce(json_agg(json_build_array(
+      q.id, q.run_id, q.identity_id, q.user_disabled, q.admin_disabled, q.finding,
+      q.expected_type, q.expected_set_by, q.expected_is_overridable, q.observed_control_id,
+      q.observed_set_by, q.observed_is_overridable, q.other_active_controls, q.detail, q.prunable,
+      q.action, q.status, q.outcome, q.http_status, q.error, q.attempts, q.at_ms
+    ) order by q.id), '[]')::text as page
+    from (
+      select f.*, a.action, a.status, a.outcome, a.http_status, a.error, a.attempts,
+        floor(extract(epoch from a.updated_at) * 1000) as at_ms
+      from ${sql.table(TOOL_TABLES.findings)} f
+      ${entry}
+      where f.run_id = ${runId} and f.id > ${afterId}
+        and (${includeInSync} or f.finding <> 'in_sync')
+      order by f.id limit ${limit}
+    ) q
   `.execute(db);
-  return r.rows.map((x) => ({ ...x, id: Number(x.id) }));
+  const rows = JSON.parse(r.rows[0]?.page ?? "[]") as DiffTuple[];
+  return rows.map(diffRecord);
+}
+
+/** A {@link diffPage} row as its JSON array: the columns in the select's order. */
+type DiffTuple = [
+  number,
+  string,
+  string | null,
+  boolean | null,
+  boolean | null,
+  string,
+  string | null,
+  string | null,
+  boolean | null,
+  string | null,
+  string | null,
+  boolean | null,
+  string | null,
+  string | null,
+  boolean,
+  string | null,
+  string | null,
+  string | null,
+  number | null,
+  string | null,
+  number | null,
+  number | null,
+];
+
+function diffRecord(t: DiffTuple): DiffRecord {
+  return {
+    id: t[0],
+    run_id: t[1],
+    identity_id: t[2],
+    user_disabled: t[3],
+    admin_disabled: t[4],
+    finding: t[5],
+    expected_type: t[6],
+    expected_set_by: t[7],
+    expected_is_overridable: t[8],
+    observed_control_id: t[9],
+    observed_set_by: t[10],
+    observed_is_overridable: t[11],
+    other_active_controls: t[12],
+    detail: t[13],
+    prunable: t[14],
+    action: t[15],
+    status: t[16],
+    outcome: t[17],
+    http_status: t[18],
+    error: t[19],
+    attempts: t[20],
+    at: t[21] === null ? null : new Date(t[21]),
+  };
 }

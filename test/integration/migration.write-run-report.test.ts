@@ -63,5 +63,60 @@ for (const b of backends) {
       assert.equal(action("kept"), "");
       assert.equal(action("pruned"), "delete_with_prune");
     });
+
+    it("gives a journaled finding its entry: action, outcome, HTTP status, error, attempts and time to the millisecond", async () => {
+      await insertRun(h.db, {
+        id: "a1",
+        mode: "apply",
+        parentRunId: null,
+        options: {},
+        toolVersion: "t",
+      });
+      const [f] = await h.db
+        .insertInto(TOOL_TABLES.findings)
+        .values({
+          run_id: "a1",
+          identity_id: "id-é,1",
+          finding: "missing_client_control",
+          user_disabled: true,
+          admin_disabled: false,
+          expected_type: "SELL_ONLY",
+          expected_set_by: "CLIENT",
+          expected_is_overridable: true,
+        })
+        .returning("id")
+        .execute();
+      const entry = {
+        run_id: "a1",
+        identity_id: "id-é,1",
+        finding_id: Number(f?.id),
+        action: "create" as const,
+        control_type: "SELL_ONLY",
+        control_key: "SELL_ONLY:client",
+        created_at: new Date("2026-11-25T07:00:00.000Z"),
+      };
+      await h.db
+        .insertInto(TOOL_TABLES.actions)
+        .values([
+          {
+            ...entry,
+            status: "failed",
+            outcome: "gave_up",
+            attempts: 3,
+            http_status: 503,
+            error: 'said "no", twice',
+            updated_at: "2026-11-25T07:30:45.123999+00",
+          },
+        ])
+        .execute();
+      const dir = mkdtempSync(join(tmpdir(), "cm-report-"));
+      await writeRunReport(h.db, { ...summary("a1"), mode: "apply" }, dir, false);
+      const csv = readFileSync(join(dir, "diff.csv"), "utf8").trim().split("\n");
+      assert.equal(csv.length, 2, csv.join("\n"));
+      assert.equal(
+        csv[1],
+        'a1,"id-é,1",true,false,missing_client_control,SELL_ONLY,CLIENT,true,,,,,create,gave_up,503,"said ""no"", twice",3,2026-11-25T07:30:45.123Z',
+      );
+    });
   });
 }
