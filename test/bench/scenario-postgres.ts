@@ -11,11 +11,21 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "kysely";
 import pg from "pg";
+import { openPgliteThread } from "../../src/db/connect.ts";
 import type { Cleanup } from "./scenario-cleanup.ts";
 import { type BenchKit, expectExit, runTool } from "./scenario-kit.ts";
 
@@ -158,6 +168,25 @@ export interface DbTarget {
   drop(): Promise<void>;
 }
 
+/**
+ * A PGlite data folder just initialised, made once per bench run: every PGlite target starts as a
+ * copy of it, as a fresh folder would be after its first open. Each initdb took 5–7 s of the
+ * quick bench's 14 seedings; it is nothing a measured run does (seeding comes first).
+ */
+let pgliteTemplate: Promise<string> | undefined;
+
+function initialisedPgliteFolder(cleanup: Cleanup): Promise<string> {
+  pgliteTemplate ??= (async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cm-bench-pglite-template-"));
+    cleanup.add(`remove ${dir}`, () => rmSync(dir, { recursive: true, force: true }));
+    const dataDir = join(dir, "data");
+    const handle = await openPgliteThread({ dataDir });
+    await handle.close();
+    return dataDir;
+  })();
+  return pgliteTemplate;
+}
+
 /** A brand-new empty database on `backend`, dropped by `drop()` or by cleanup. */
 export async function openTarget(
   cleanup: Cleanup,
@@ -167,6 +196,7 @@ export async function openTarget(
   if (backend === "pglite") {
     const dir = mkdtempSync(join(tmpdir(), "cm-bench-pglite-"));
     const drop = cleanup.add(`remove ${dir}`, () => rmSync(dir, { recursive: true, force: true }));
+    cpSync(await initialisedPgliteFolder(cleanup), join(dir, "data"), { recursive: true });
     return { backend, args: ["--data-dir", join(dir, "data")], drop };
   }
   if (!postgres) throw new Error("no PostgreSQL server for this bench run");
@@ -229,7 +259,7 @@ export async function seedTarget(
     throw new Error(`db seed wrote ${out?.identities} identities, expected ${identities}`);
   }
   kit.log(`seeded ${identities} identities on ${target.backend} in ${run.wallS.toFixed(1)} s`);
-  const settle_s = target.backend === "postgres" ? await settle(target) : 0;
+  const settle_s = await settle(target);
   return {
     wall_s: Math.round(run.wallS * 10) / 10,
     seeder_s: out.seconds ?? Number.NaN,
@@ -238,21 +268,31 @@ export async function seedTarget(
 }
 
 /**
- * A source relation as a client's long-lived one is: vacuumed (all-visible, hint bits set),
- * analysed and written back. Without this the measured run shares the machine with the freshly
- * loaded table's autovacuum, its first readers' hint-bit writes and a checkpoint, none of which a
- * settled production table has.
+ * A source relation as a client's long-lived one is, on either backend: vacuumed (all-visible,
+ * hint bits set), analysed and written back. Without this the measured run shares the machine
+ * with the freshly loaded table's autovacuum (PostgreSQL), its first readers' hint-bit writes and
+ * a checkpoint, none of which a settled production table has.
  */
 async function settle(target: DbTarget): Promise<number> {
-  const url = target.args[target.args.indexOf("--database-url") + 1];
   const started = performance.now();
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query("vacuum (analyze)");
-    await c.query("checkpoint");
-  } finally {
-    await c.end();
+  const flag = (name: string) => target.args[target.args.indexOf(name) + 1] as string;
+  if (target.backend === "pglite") {
+    const handle = await openPgliteThread({ dataDir: flag("--data-dir") });
+    try {
+      await sql`vacuum (analyze)`.execute(handle.db);
+      await sql`checkpoint`.execute(handle.db);
+    } finally {
+      await handle.close();
+    }
+  } else {
+    const c = new pg.Client({ connectionString: flag("--database-url") });
+    await c.connect();
+    try {
+      await c.query("vacuum (analyze)");
+      await c.query("checkpoint");
+    } finally {
+      await c.end();
+    }
   }
   return Math.round((performance.now() - started) / 100) / 10;
 }
