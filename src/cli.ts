@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { setFlagsFromString } from "node:v8";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { commands } from "./commands/index.ts";
@@ -43,11 +42,4 @@ export async function main(args: string[]): Promise<void> {
   await parser.parseAsync();
 }
 
-// V8 grows a heap by a factor it picks from its GC speed, up to 4× the live size, so a run's peak
-// memory follows its length more than its work: a 30 s plan of 1,000,000 identities held a main
-// heap of 115–130 MB for 40–100 MB live, against about 85 MB for a 5 s plan of 100,000. A fixed
-// factor of 1.5 keeps the heap near what is live: peak RSS of those two plans on PGlite 273–283
-// and 252–268 MB (was 344–417 and 280–392), in the same wall time and CPU. V8 reads this flag at
-// each collection, so it takes effect here, after start-up.
-setFlagsFromString("--heap-growing-percent=50");
 await main(hideBin(process.argv));
