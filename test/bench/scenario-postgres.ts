@@ -175,10 +175,11 @@ export interface DbTarget {
  */
 let pgliteTemplate: Promise<string> | undefined;
 
-function initialisedPgliteFolder(cleanup: Cleanup): Promise<string> {
+function initialisedPgliteFolder(): Promise<string> {
   pgliteTemplate ??= (async () => {
     const dir = mkdtempSync(join(tmpdir(), "cm-bench-pglite-template-"));
-    cleanup.add(`remove ${dir}`, () => rmSync(dir, { recursive: true, force: true }));
+    // Kept for the whole bench run (a scenario's cleanup would remove it under the next one).
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
     const dataDir = join(dir, "data");
     const handle = await openPgliteThread({ dataDir });
     await handle.close();
@@ -196,7 +197,7 @@ export async function openTarget(
   if (backend === "pglite") {
     const dir = mkdtempSync(join(tmpdir(), "cm-bench-pglite-"));
     const drop = cleanup.add(`remove ${dir}`, () => rmSync(dir, { recursive: true, force: true }));
-    cpSync(await initialisedPgliteFolder(cleanup), join(dir, "data"), { recursive: true });
+    cpSync(await initialisedPgliteFolder(), join(dir, "data"), { recursive: true });
     return { backend, args: ["--data-dir", join(dir, "data")], drop };
   }
   if (!postgres) throw new Error("no PostgreSQL server for this bench run");
