@@ -9,6 +9,7 @@ import { type Logger, silentLogger } from "../log.ts";
 import { connectionSecrets, postgresTarget, redactUrl } from "../secret.ts";
 import { markAbandonedRunsInterrupted } from "./abandoned-runs.ts";
 import { acquireDataDirLock, type DataDirLock } from "./data-dir-lock.ts";
+import { markEmbedded } from "./embedded.ts";
 import { PgliteThread, type PgliteThreadOptions } from "./pglite-thread.ts";
 import { PgliteThreadDialect } from "./pglite-thread-dialect.ts";
 import { Reconnector } from "./reconnect.ts";
@@ -204,6 +205,7 @@ export async function openPgliteThread(options: PgliteThreadOptions = {}): Promi
  */
 function wrapPgliteThread(thread: PgliteThread, lock?: DataDirLock): DatabaseHandle {
   const db = new Kysely<Database>({ dialect: new PgliteThreadDialect(thread) });
+  markEmbedded(db);
   return handle(
     db,
     "pglite",

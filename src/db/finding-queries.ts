@@ -1,4 +1,5 @@
 import { type Kysely, type RawBuilder, sql } from "kysely";
+import { isEmbedded } from "./embedded.ts";
 import { type Database, type Finding, type NewFinding, TOOL_TABLES } from "./schema.ts";
 import { chainWrites, type UnnestType } from "./unnest-insert.ts";
 
@@ -385,9 +386,24 @@ export async function diffPage(
     : sql`left join (select null::text as action, null::text as status, null::text as outcome,
                             null::int as http_status, null::text as error, null::int as attempts,
                             null::timestamptz as updated_at) a on true`;
-  // The page comes back as one JSON text of row arrays, parsed here in one call: a row at a time,
-  // the driver's decoding was most of the report's time (PGlite: 100–150 ms a page of 5,000
-  // rows against 45–60 ms for the JSON, of which the parse is 5–15 ms).
+  const where = sql`where f.run_id = ${runId} and f.id > ${afterId}
+      and (${includeInSync} or f.finding <> 'in_sync')`;
+  if (!isEmbedded(db)) {
+    const r = await sql<DiffRecord>`
+      select f.id, f.run_id, f.identity_id, f.user_disabled, f.admin_disabled, f.finding,
+        f.expected_type, f.expected_set_by, f.expected_is_overridable, f.observed_control_id,
+        f.observed_set_by, f.observed_is_overridable, f.other_active_controls, f.detail, f.prunable,
+        a.action, a.status, a.outcome, a.http_status, a.error, a.attempts, a.updated_at as at
+      from ${sql.table(TOOL_TABLES.findings)} f
+      ${entry}
+      ${where}
+      order by f.id limit ${limit}
+    `.execute(db);
+    return r.rows.map((x) => ({ ...x, id: Number(x.id) }));
+  }
+  // PGlite: the page comes back as one JSON text of row arrays, parsed here in one call. Row by
+  // row, PGlite's decoding of each value was most of the report's time: 60,649 rows took 1.9 s,
+  // and 0.7 s this way. PostgreSQL is the other way round (0.2–0.3 s by rows, 0.9–1.1 s by JSON).
   const r = await sql<{ page: string }>`
     select coalesce(json_agg(json_build_array(
       q.id, q.run_id, q.identity_id, q.user_disabled, q.admin_disabled, q.finding,
@@ -400,8 +416,7 @@ export async function diffPage(
         floor(extract(epoch from a.updated_at) * 1000) as at_ms
       from ${sql.table(TOOL_TABLES.findings)} f
       ${entry}
-      where f.run_id = ${runId} and f.id > ${afterId}
-        and (${includeInSync} or f.finding <> 'in_sync')
+      ${where}
       order by f.id limit ${limit}
     ) q
   `.execute(db);
