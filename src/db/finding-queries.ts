@@ -386,19 +386,19 @@ export async function diffPage(
     : sql`left join (select null::text as action, null::text as status, null::text as outcome,
                             null::int as http_status, null::text as error, null::int as attempts,
                             null::timestamptz as updated_at) a on true`;
-  const where = sql`where f.run_id = ${runId} and f.id > ${afterId}
-      and (${includeInSync} or f.finding <> 'in_sync')`;
+  const page = sql<DiffRecord>`
+    select f.id, f.run_id, f.identity_id, f.user_disabled, f.admin_disabled, f.finding,
+      f.expected_type, f.expected_set_by, f.expected_is_overridable, f.observed_control_id,
+      f.observed_set_by, f.observed_is_overridable, f.other_active_controls, f.detail, f.prunable,
+      a.action, a.status, a.outcome, a.http_status, a.error, a.attempts, a.updated_at as at
+    from ${sql.table(TOOL_TABLES.findings)} f
+    ${entry}
+    where f.run_id = ${runId} and f.id > ${afterId}
+      and (${includeInSync} or f.finding <> 'in_sync')
+    order by f.id limit ${limit}
+  `;
   if (!isEmbedded(db)) {
-    const r = await sql<DiffRecord>`
-      select f.id, f.run_id, f.identity_id, f.user_disabled, f.admin_disabled, f.finding,
-        f.expected_type, f.expected_set_by, f.expected_is_overridable, f.observed_control_id,
-        f.observed_set_by, f.observed_is_overridable, f.other_active_controls, f.detail, f.prunable,
-        a.action, a.status, a.outcome, a.http_status, a.error, a.attempts, a.updated_at as at
-      from ${sql.table(TOOL_TABLES.findings)} f
-      ${entry}
-      ${where}
-      order by f.id limit ${limit}
-    `.execute(db);
+    const r = await page.execute(db);
     return r.rows.map((x) => ({ ...x, id: Number(x.id) }));
   }
   // PGlite: the page comes back as one JSON text of row arrays, parsed here in one call. Row by
@@ -409,16 +409,10 @@ export async function diffPage(
       q.id, q.run_id, q.identity_id, q.user_disabled, q.admin_disabled, q.finding,
       q.expected_type, q.expected_set_by, q.expected_is_overridable, q.observed_control_id,
       q.observed_set_by, q.observed_is_overridable, q.other_active_controls, q.detail, q.prunable,
-      q.action, q.status, q.outcome, q.http_status, q.error, q.attempts, q.at_ms
+      q.action, q.status, q.outcome, q.http_status, q.error, q.attempts,
+      floor(extract(epoch from q.at) * 1000)
     ) order by q.id), '[]')::text as page
-    from (
-      select f.*, a.action, a.status, a.outcome, a.http_status, a.error, a.attempts,
-        floor(extract(epoch from a.updated_at) * 1000) as at_ms
-      from ${sql.table(TOOL_TABLES.findings)} f
-      ${entry}
-      ${where}
-      order by f.id limit ${limit}
-    ) q
+    from (${page}) q
   `.execute(db);
   const rows = JSON.parse(r.rows[0]?.page ?? "[]") as DiffTuple[];
   return rows.map(diffRecord);

@@ -26,6 +26,7 @@ import { join } from "node:path";
 import { sql } from "kysely";
 import pg from "pg";
 import { openPgliteThread } from "../../src/db/connect.ts";
+import { initialisedPgliteFolder } from "../helpers/pglite-folder.ts";
 import type { Cleanup } from "./scenario-cleanup.ts";
 import { type BenchKit, expectExit, runTool } from "./scenario-kit.ts";
 
@@ -168,26 +169,6 @@ export interface DbTarget {
   drop(): Promise<void>;
 }
 
-/**
- * A PGlite data folder just initialised, made once per bench run: every PGlite target starts as a
- * copy of it, as a fresh folder would be after its first open. Each initdb took 5–7 s of the
- * quick bench's 14 seedings; it is nothing a measured run does (seeding comes first).
- */
-let pgliteTemplate: Promise<string> | undefined;
-
-function initialisedPgliteFolder(): Promise<string> {
-  pgliteTemplate ??= (async () => {
-    const dir = mkdtempSync(join(tmpdir(), "cm-bench-pglite-template-"));
-    // Kept for the whole bench run (a scenario's cleanup would remove it under the next one).
-    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
-    const dataDir = join(dir, "data");
-    const handle = await openPgliteThread({ dataDir });
-    await handle.close();
-    return dataDir;
-  })();
-  return pgliteTemplate;
-}
-
 /** A brand-new empty database on `backend`, dropped by `drop()` or by cleanup. */
 export async function openTarget(
   cleanup: Cleanup,
@@ -197,6 +178,7 @@ export async function openTarget(
   if (backend === "pglite") {
     const dir = mkdtempSync(join(tmpdir(), "cm-bench-pglite-"));
     const drop = cleanup.add(`remove ${dir}`, () => rmSync(dir, { recursive: true, force: true }));
+    // A copy of a folder initialised once per bench run: no initdb in each seeding.
     cpSync(await initialisedPgliteFolder(), join(dir, "data"), { recursive: true });
     return { backend, args: ["--data-dir", join(dir, "data")], drop };
   }

@@ -29,6 +29,7 @@ import {
 } from "../../src/db/connect.ts";
 import { migrateToLatest } from "../../src/db/migrate.ts";
 import { silentLogger } from "../../src/log.ts";
+import { initialisedPgliteFolder } from "./pglite-folder.ts";
 
 export interface OpenOptions {
   /** Apply the tool's migrations before returning. */
@@ -105,24 +106,6 @@ async function freshPglite(): Promise<DatabaseHandle> {
   return openPgliteThread({ loadDataDir: await template });
 }
 
-/**
- * A PGlite data folder just initialised (no tool schema: a target is an empty database), made once
- * per process and removed at its exit.
- */
-let folderTemplate: Promise<string> | undefined;
-
-function pgliteFolderTemplate(): Promise<string> {
-  folderTemplate ??= (async () => {
-    const dir = mkdtempSync(join(tmpdir(), "cm-test-pglite-template-"));
-    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
-    const dataDir = join(dir, "data");
-    const handle = await openPgliteThread({ dataDir });
-    await handle.close();
-    return dataDir;
-  })();
-  return folderTemplate;
-}
-
 const pgliteBackend: Backend = {
   name: "pglite",
   async open(options) {
@@ -133,7 +116,7 @@ const pgliteBackend: Backend = {
     const dir = mkdtempSync(join(tmpdir(), "cm-test-pglite-"));
     const dataDir = join(dir, "data");
     // A copy of a folder initialised once per process: initdb in every target cost ~5 s a test.
-    cpSync(await pgliteFolderTemplate(), dataDir, { recursive: true });
+    cpSync(await initialisedPgliteFolder(), dataDir, { recursive: true });
     const global = globalFor({ dataDir });
     return {
       args: ["--data-dir", dataDir],
