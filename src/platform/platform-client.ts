@@ -94,7 +94,9 @@ export function createPlatformClient(
   async function* listIdentities(opts: ListIdentitiesOptions = {}) {
     const endpoint = `GET ${PATHS.identities}`;
     const limit = opts.limit ?? PAGE_LIMIT;
-    const guard = new RunawayGuard(endpoint, limit, opts.expectedTotal);
+    // Only an order asked for is relied on; a listing in the platform's default order is
+    // remembered by id.
+    const guard = new RunawayGuard(endpoint, limit, opts.expectedTotal, opts.order);
     const seenCursors = new Set<string>();
     const filters = {
       control_types: opts.controlTypes?.length ? opts.controlTypes : undefined,

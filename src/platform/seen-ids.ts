@@ -1,16 +1,18 @@
 /**
- * Remembers which ids a listing has served, in 4 bytes per id: a 32-bit hash in an open-addressing
- * table. A million identities cost 8 MB instead of the ~90 MB a Set of strings would hold during a
- * bulk plan. Collisions make `add` answer "seen" for a few new ids (about one in 4,000 at a
- * million), so it serves only to notice a page that brings nothing new, never to drop an item.
+ * Remembers ids in 4 bytes each: a 32-bit hash in an open-addressing table (a Set of strings
+ * holds about 90 bytes an id). Collisions make `add` answer "seen" for a few new ids (about one in
+ * 4,000 at a million), so it serves only to notice a page that brings nothing new, never to drop an
+ * item.
  *
  * @example
  *   const seen = new SeenIds();
  *   seen.add("a"); // true: new
  *   seen.add("a"); // false: served before
  */
+const INITIAL_SLOTS = 1024;
+
 export class SeenIds {
-  #slots = new Uint32Array(1024);
+  #slots = new Uint32Array(INITIAL_SLOTS);
   #size = 0;
 
   get size(): number {
@@ -23,6 +25,14 @@ export class SeenIds {
     const inserted = insert(this.#slots, hash(id));
     if (inserted) this.#size += 1;
     return inserted;
+  }
+
+  /** Forgets every id, and gives back what the table grew to. */
+  clear(): void {
+    if (this.#size === 0) return;
+    if (this.#slots.length > INITIAL_SLOTS) this.#slots = new Uint32Array(INITIAL_SLOTS);
+    else this.#slots.fill(0);
+    this.#size = 0;
   }
 
   #grow(): void {
