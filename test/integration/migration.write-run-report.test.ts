@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { sql } from "kysely";
 import { insertRun } from "../../src/db/run-queries.ts";
 import { TOOL_TABLES } from "../../src/db/schema.ts";
 import { writeRunReport } from "../../src/migration/report.ts";
@@ -62,6 +63,40 @@ for (const b of backends) {
       const action = (id: string) => lines.find((l) => l.startsWith(`p1,${id},`))?.split(",")[12];
       assert.equal(action("kept"), "");
       assert.equal(action("pruned"), "delete_with_prune");
+    });
+
+    it("writes each finding once, in order, across the pages it is read in, leaving in_sync out unless asked", async () => {
+      await insertRun(h.db, {
+        id: "big",
+        mode: "plan",
+        parentRunId: null,
+        options: {},
+        toolVersion: "t",
+      });
+      // 12,345 findings, every fifth in_sync: more than two report pages, and on PGlite more than
+      // a dozen of the smaller pages it reads them in.
+      await sql`
+        insert into ${sql.table(TOOL_TABLES.findings)} (run_id, identity_id, finding)
+        select 'big', 'id-' || lpad(n::text, 5, '0'),
+          case when n % 5 = 0 then 'in_sync' else 'unexpected_client_control' end
+        from generate_series(1, 12345) n
+      `.execute(h.db);
+      const ids = (all: boolean) => {
+        const dir = mkdtempSync(join(tmpdir(), "cm-report-"));
+        return writeRunReport(h.db, { ...summary("big"), run_id: "big" }, dir, all).then(() =>
+          readFileSync(join(dir, "diff.csv"), "utf8")
+            .trim()
+            .split("\n")
+            .slice(1)
+            .map((l) => l.split(",")[1]),
+        );
+      };
+      const expected = (all: boolean) =>
+        Array.from({ length: 12345 }, (_, i) => i + 1)
+          .filter((n) => all || n % 5 !== 0)
+          .map((n) => `id-${String(n).padStart(5, "0")}`);
+      assert.deepEqual(await ids(false), expected(false));
+      assert.deepEqual(await ids(true), expected(true));
     });
 
     it("gives a journaled finding its entry: action, outcome, HTTP status, error, attempts and time to the millisecond", async () => {
