@@ -1,5 +1,5 @@
 /**
- * Operating a long run (issue 14) through the CLI: while an apply of about 2,000 creates runs
+ * Operating a long run (issue 14) through the CLI: while an apply of about 1,100 creates runs
  * against the sandbox (20 ms latency), a second process reads `status --json`, pauses and continues
  * it, changes its rate, and a throttle file holds it; the sandbox's request log shows each effect,
  * and the run ends with every control exactly once and the changes listed in summary.md.
@@ -15,7 +15,7 @@ import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends } from "../helpers/db.ts";
 
-const N = 18_000;
+const N = 12_000;
 const SEED = 14;
 const RATE = 40;
 const CONTROLS = "/v2/identity/controls";
