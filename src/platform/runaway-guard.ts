@@ -33,9 +33,12 @@ export class RunawayGuard {
   readonly #order: "ASC" | "DESC" | undefined;
   /** Ids remembered one by one: every id in no order; else those without a created_at. */
   readonly #seen = new SeenIds();
-  /** How far the ordered listing reached (epoch ms), and the ids served on that millisecond. */
+  /**
+   * How far the ordered listing reached (epoch ms), and the ids served on that millisecond: a
+   * small table, emptied at each new millisecond (usually every item).
+   */
   #frontier = Number.NaN;
-  readonly #edge = new SeenIds();
+  readonly #edge = new SeenIds(16);
   #pages = 0;
   #served = 0;
 

@@ -1,3 +1,5 @@
+const DEFAULT_SLOTS = 1024;
+
 /**
  * Remembers ids in 4 bytes each: a 32-bit hash in an open-addressing table (a Set of strings
  * holds about 90 bytes an id). Collisions make `add` answer "seen" for a few new ids (about one in
@@ -9,11 +11,16 @@
  *   seen.add("a"); // true: new
  *   seen.add("a"); // false: served before
  */
-const INITIAL_SLOTS = 1024;
-
 export class SeenIds {
-  #slots = new Uint32Array(INITIAL_SLOTS);
+  readonly #initial: number;
+  #slots: Uint32Array;
   #size = 0;
+
+  /** `slots`: the table's first size, a power of two (it grows as ids come). */
+  constructor(slots = DEFAULT_SLOTS) {
+    this.#initial = slots;
+    this.#slots = new Uint32Array(slots);
+  }
 
   get size(): number {
     return this.#size;
@@ -30,7 +37,7 @@ export class SeenIds {
   /** Forgets every id, and gives back what the table grew to. */
   clear(): void {
     if (this.#size === 0) return;
-    if (this.#slots.length > INITIAL_SLOTS) this.#slots = new Uint32Array(INITIAL_SLOTS);
+    if (this.#slots.length > this.#initial) this.#slots = new Uint32Array(this.#initial);
     else this.#slots.fill(0);
     this.#size = 0;
   }
