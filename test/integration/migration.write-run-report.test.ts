@@ -34,15 +34,11 @@ for (const b of backends) {
       h = await b.open({ migrate: true });
     });
     after(() => h.close());
+    const newRun = (id: string, mode: "plan" | "apply") =>
+      insertRun(h.db, { id, mode, parentRunId: null, options: {}, toolVersion: "t" });
 
     it("offers delete_with_prune exactly for findings stored as prunable, never re-deriving it", async () => {
-      await insertRun(h.db, {
-        id: "p1",
-        mode: "plan",
-        parentRunId: null,
-        options: {},
-        toolVersion: "t",
-      });
+      await newRun("p1", "plan");
       // Both observed controls look alike (client-set, overridable); only the stored verdict differs.
       const finding = {
         run_id: "p1",
@@ -66,13 +62,7 @@ for (const b of backends) {
     });
 
     it("writes each finding once, in order, across the pages it is read in, leaving in_sync out unless asked", async () => {
-      await insertRun(h.db, {
-        id: "big",
-        mode: "plan",
-        parentRunId: null,
-        options: {},
-        toolVersion: "t",
-      });
+      await newRun("big", "plan");
       // 12,345 findings, every fifth in_sync: more than two report pages, and on PGlite more than
       // a dozen of the smaller pages it reads them in.
       await sql`
@@ -83,7 +73,7 @@ for (const b of backends) {
       `.execute(h.db);
       const ids = (all: boolean) => {
         const dir = mkdtempSync(join(tmpdir(), "cm-report-"));
-        return writeRunReport(h.db, { ...summary("big"), run_id: "big" }, dir, all).then(() =>
+        return writeRunReport(h.db, summary("big"), dir, all).then(() =>
           readFileSync(join(dir, "diff.csv"), "utf8")
             .trim()
             .split("\n")
@@ -100,13 +90,7 @@ for (const b of backends) {
     });
 
     it("gives a journaled finding its entry: action, outcome, HTTP status, error, attempts and time to the millisecond", async () => {
-      await insertRun(h.db, {
-        id: "a1",
-        mode: "apply",
-        parentRunId: null,
-        options: {},
-        toolVersion: "t",
-      });
+      await newRun("a1", "apply");
       const [f] = await h.db
         .insertInto(TOOL_TABLES.findings)
         .values({
