@@ -10,6 +10,8 @@ export const ExitCode = {
   findings: 2,
   /** Some actions failed; they are in the report and a re-run retries them. */
   actionsFailed: 3,
+  /** The run's books do not balance (a candidate without a finding, a finding without its action). */
+  unbalanced: 4,
   /** Interrupted by SIGINT/SIGTERM; the run can be resumed. */
   interrupted: 130,
 } as const;

@@ -21,7 +21,7 @@
  * - once the listing is complete, what no page listed is classified: under bulk a candidate absent
  *   from the complete listing is not found, under filtered it holds no active SELL_ONLY.
  *
- * An identity is classified once: pages never share an identity, a page classified as it arrives
+ * An identity is classified once: a copy the listing serves again is dropped (`listed-once.ts`), a page classified as it arrives
  * commits its snapshot rows with its findings, and the catch-up skips what is already classified.
  * Before an identity holding a SELL_ONLY is classified, its source row is looked up by id if the
  * source pass did not keep it (it has no flag true), so `unknown_to_source` keeps its meaning.
@@ -48,6 +48,7 @@ import { lookupSourceRows } from "../db/source-reader.ts";
 import { chainWrites } from "../db/unnest-insert.ts";
 import type { Logger } from "../log.ts";
 import { type FindingsOptions, type SnapshotRows, storeFindings } from "./findings.ts";
+import { ListedOnce, lastCopies } from "./listed-once.ts";
 import { PackedIds, SourceIndex, type SourceState } from "./source-index.ts";
 import { sourceRecord, sourceStateOf } from "./source-stage.ts";
 
@@ -75,6 +76,8 @@ export interface FindingsStreamCounts {
   /** Candidates no page listed, classified once the listing was complete. */
   readonly unlisted: number;
   readonly actions: number;
+  /** Copies of identities the listing served again, dropped (a platform anomaly). */
+  readonly repeats: number;
 }
 
 export interface FindingsStream {
@@ -240,6 +243,7 @@ export function startFindingsStream(
   const { db, runId } = ctx;
   const { memoryBytes = HELD_PAGES_BYTES, ...findingOptions } = options;
   const index = new SourceIndex();
+  const once = new ListedOnce(index);
   const counts = { asListed: 0, held: 0, caughtUp: 0, unlisted: 0, actions: 0 };
   const staging = new Set<Promise<void>>();
   const held: HeldPage[] = [];
@@ -364,7 +368,9 @@ export function startFindingsStream(
   }
 
   /** After: the page and the source index say everything; one transaction stores both. */
-  async function classifyPage(identities: readonly ListedIdentity[]): Promise<number> {
+  async function classifyPage(page: readonly ListedIdentity[]): Promise<number> {
+    // Claimed before any await: pages classified side by side never both take an identity.
+    const identities = once.claim(page);
     const stored: NewSnapshotIdentity[] = [];
     const controls: NewSnapshotControl[] = [];
     const observed: StoredObservation[] = [];
@@ -390,7 +396,10 @@ export function startFindingsStream(
       const ids = await listedInterestingPage(db, runId, after, RANGE);
       if (ids.length === 0) return;
       after = ids[ids.length - 1] ?? null;
-      const classified = await classify(await unclassifiedObservations(db, runId, ids));
+      const rows = await unclassifiedObservations(db, runId, ids);
+      const claimed = once.claimIds(rows);
+      once.countRepeats(rows.length - claimed.length);
+      const classified = await classify(claimed);
       counts.caughtUp += classified;
     }
   }
@@ -398,14 +407,17 @@ export function startFindingsStream(
   return {
     index,
 
-    async page(identities) {
+    async page(served) {
       rethrow();
-      if (identities.length === 0) return;
+      if (served.length === 0) return;
       if (sourceStored) {
-        const classified = await classifyPage(identities);
+        const classified = await classifyPage(served);
         counts.asListed += classified;
         return;
       }
+      // A page holds each identity once (its last copy) before it is held or stored.
+      const { items: identities, dropped } = lastCopies(served);
+      once.countRepeats(dropped);
       if (heldBytes < memoryBytes) {
         holdPage(identities);
         return;
@@ -475,7 +487,7 @@ export function startFindingsStream(
       if (findingOptions.journalCreates || findingOptions.journalDeletes) {
         await analyzeRunTables(db, "journal");
       }
-      return { ...counts };
+      return { ...counts, repeats: once.repeats };
     },
 
     async close() {

@@ -107,9 +107,10 @@ export function acceptPage<T extends { readonly id: string }>(
     const t = tOf(i);
     const id = item.id;
     if (walker.order === "ASC") {
+      // Past the meeting point: the other cursor's (read on, as a page may come out of order).
       if (t >= w.hi || t > w.descPos) {
         crossed = true;
-        break;
+        continue;
       }
       if (t < w.lo) continue;
       // Read already: by the other cursor where the two meet, or by this end's previous cursor.
@@ -127,7 +128,7 @@ export function acceptPage<T extends { readonly id: string }>(
     } else {
       if (t < w.lo || t < w.ascPos) {
         crossed = true;
-        break;
+        continue;
       }
       if (t >= w.hi) continue;
       const dup = (t === w.ascPos && w.ascEdge.has(id)) || (t === w.descPos && w.descEdge.has(id));

@@ -11,7 +11,7 @@ import { saveRequestSeries } from "../db/request-series-queries.ts";
 import { acquireRunLock } from "../db/run-lock.ts";
 import { finishRun, getRun, latestRunningWriter } from "../db/run-queries.ts";
 import { analyzeRunTables, countCandidates } from "../db/snapshot-queries.ts";
-import { Interrupted, UserError } from "../errors.ts";
+import { ExitCode, Interrupted, UserError } from "../errors.ts";
 import type { RunSummary } from "../reports/summary.ts";
 import { executeActions } from "./executor.ts";
 import { closingStatus, exitCodeFor } from "./exit-code.ts";
@@ -24,6 +24,7 @@ import {
 } from "./pipeline-context.ts";
 import { reportDir, writeRunReport } from "./report.ts";
 import { reverifyPending } from "./reverify.ts";
+import { runLedgerGap } from "./run-ledger.ts";
 import {
   type ClaimedRun,
   claimNewRun,
@@ -211,8 +212,14 @@ async function finish(
   const db = deps.handle.db;
   const figures = await readRunFigures(db, run.id);
   const tally = tallyOf(options.mode, deps.signal?.aborted === true, figures);
-  const exitCode = exitCodeFor(tally);
-  const status = closingStatus(tally);
+  // The books are checked before the exit code is chosen: exit 0 promises they balance.
+  const prune = options.mode === "reconcile" && options.run.prune;
+  const gap = tally.interrupted
+    ? null
+    : await runLedgerGap(db, run.id, options.mode, prune, figures);
+  if (gap) deps.logger.error(gap.message);
+  const exitCode = gap ? ExitCode.unbalanced : exitCodeFor(tally);
+  const status = gap ? "failed" : closingStatus(tally);
   await saveRequestSeries(db, run.id, deps.client.metrics().series);
   // A plan's journal statistics (for the next runs) are taken beside its report, not before it.
   const analyzed = options.mode === "plan" ? analyzeRunTables(db, "journal") : Promise.resolve();
@@ -239,7 +246,7 @@ async function finish(
   );
   await analyzed;
   const counts = { ...figures.findings, ...figures.outcomes };
-  await finishRun(db, run.id, { status, exitCode, counts, summary });
+  await finishRun(db, run.id, { status, exitCode, counts, summary, error: gap?.message ?? null });
   const resumable = tally.interrupted && tally.unsettledActions > 0;
   return {
     summary,

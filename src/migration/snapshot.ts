@@ -63,6 +63,8 @@ export interface ListingFigures {
   readonly window_retries: number;
   /** Identities read twice where two cursors met, stored once. */
   readonly duplicates: number;
+  /** Copies of identities the listing served more than once, stored once (a platform anomaly). */
+  readonly repeated_identities?: number;
 }
 
 /** A hint from an earlier run's listing of the same kind. */

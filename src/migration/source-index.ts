@@ -213,6 +213,21 @@ export class SourceIndex {
     if (code) this.#codes[slot] = code | LISTED;
   }
 
+  /** Marks `id` listed; false when it was already (a repeat), or the index does not hold it. */
+  markListedOnce(id: string): boolean {
+    if (!uuidWords(id)) {
+      const code = this.#others.get(id);
+      if (!code || code & LISTED) return false;
+      this.#others.set(id, code | LISTED);
+      return true;
+    }
+    const slot = this.#find(this.#keys, this.#codes);
+    const code = this.#codes[slot] as number;
+    if (!code || code & LISTED) return false;
+    this.#codes[slot] = code | LISTED;
+    return true;
+  }
+
   /**
    * The valid candidates (a flag true) no listing page held, in batches of at most `size` ids:
    * once the listing is complete, what is left to classify.

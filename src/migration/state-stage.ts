@@ -158,8 +158,14 @@ async function listWithFindings(
       ),
       listPlatform(ctx, strategy, hint, (page) => stream.page(page)),
     ]);
-    logFindings(ctx, await stream.finish(strategy));
-    return read;
+    const counts = await stream.finish(strategy);
+    logFindings(ctx, counts);
+    if (counts.repeats > 0) {
+      logger.warn(
+        `platform anomaly: the listing served ${counts.repeats} copies of identities it had already served; each identity was stored and classified once`,
+      );
+    }
+    return [read[0], { ...read[1], repeated_identities: counts.repeats }];
   } finally {
     await stream.close();
   }
