@@ -58,7 +58,8 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
       {
         mode,
         confirm: async (writes) =>
-          pipeline.yes || askOnTerminal(confirmationQuestion(mode, writes, platform), signal),
+          pipeline.yes ||
+          askOnTerminal(confirmationQuestion(mode, writes, platform, pipeline.limit), signal),
         onRunStarted: (id) => {
           runId = id;
           ctx.noteRun(id);

@@ -16,8 +16,23 @@ import { checkReportDir } from "../migration/report.ts";
 import { runRevert } from "../migration/revert.ts";
 import { createPlatformClient, WRITE_SCOPES } from "../platform/index.ts";
 import { renderSummaryTable } from "../reports/summary.ts";
-import { askOnTerminal } from "./confirm-prompt.ts";
+import { askOnTerminal, limitedWrites } from "./confirm-prompt.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
+
+/** The revert's question: exactly what this invocation deletes and creates (under `--limit`). */
+function revertQuestion(
+  ofRunId: string,
+  writes: { creates: number; deletes: number },
+  limit: number | undefined,
+  platform: { apiUrl: string } | undefined,
+): string {
+  const { sent, total, rest } = limitedWrites(writes, limit, "revert");
+  const what =
+    sent < total
+      ? `undo ${sent} of the ${total} writes it made (${writes.deletes} controls it created to delete, ${writes.creates} it pruned to create back; --limit ${limit}${rest})`
+      : `delete ${writes.deletes} controls it created and create ${writes.creates} SELL_ONLY controls it pruned`;
+  return `revert of ${ofRunId} will ${what} on ${platform?.apiUrl}. Type "yes" to go ahead: `;
+}
 
 /** `revert RUN_ID`: every setting checked before the database is opened or a request is sent. */
 async function revert(ctx: CommandContext): Promise<number> {
@@ -44,12 +59,9 @@ async function revert(ctx: CommandContext): Promise<number> {
         logger,
         signal,
         progress: createProgress({ enabled: global.progress, logger, signal }),
-        confirm: async ({ creates, deletes }) =>
+        confirm: async (writes) =>
           config.yes ||
-          askOnTerminal(
-            `revert of ${ofRunId} will delete ${deletes} controls it created and create ${creates} SELL_ONLY controls it pruned on ${platform?.apiUrl}. Type "yes" to go ahead: `,
-            signal,
-          ),
+          askOnTerminal(revertQuestion(ofRunId, writes, config.limit, platform), signal),
         onRunStarted: ctx.noteRun,
         ...(global.databaseUrl ? {} : { localChannelDir: global.dataDir }),
       },

@@ -7,7 +7,7 @@ export interface CommandContext {
   readonly argv: Argv;
   readonly global: GlobalConfig;
   readonly logger: Logger;
-  /** Aborted on the first SIGINT/SIGTERM; commands stop cleanly and keep what they wrote. */
+  /** Aborted on the first SIGINT/SIGTERM/SIGHUP; commands stop cleanly and keep what they wrote. */
   readonly signal: AbortSignal;
   /** Tells which run the command works on, so that a failure can name it (`--json`: `run_id`). */
   readonly noteRun: (runId: string) => void;
@@ -37,6 +37,8 @@ export async function runCommand(
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  // A closed terminal (or `kill -HUP`) stops a run as SIGTERM does: recorded, resumable.
+  process.on("SIGHUP", onSignal);
 
   let logger: Logger = createLogger({ level: "info" });
   let debug = false;
@@ -81,5 +83,6 @@ export async function runCommand(
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    process.off("SIGHUP", onSignal);
   }
 }

@@ -3,6 +3,18 @@ import type { Logger } from "../log.ts";
 import type { DatabaseHandle } from "./connect.ts";
 import { WRITER_LOCK_KEY } from "./run-lock.ts";
 
+/**
+ * A run's true counts, from its findings and journal (as a close writes them: finding kinds, and
+ * actions by `status:outcome`), for a run no process closed (a forced exit, a kill).
+ */
+const journalCounts = sql`(
+  select coalesce(jsonb_object_agg(k, n), '{}'::jsonb) from (
+    select f.finding as k, count(*) as n from controls_migration.findings f
+    where f.run_id = r.id group by f.finding
+    union all
+    select case when a.outcome is null then a.status else a.status || ':' || a.outcome end, count(*)
+    from controls_migration.actions a where a.run_id = r.id group by 1) c)`;
+
 /** A plan run whose heartbeat (every 10 s) is older than this has no live process. */
 const PLAN_STALE_AFTER = "5 minutes";
 
@@ -41,7 +53,8 @@ export async function markAbandonedRunsInterrupted(
                   and l.objid = ${WRITER_LOCK_KEY} and l.objsubid = 1
                   and l.database = (select oid from pg_database where datname = current_database())))`;
   const r = await sql`
-    update controls_migration.runs set status = 'interrupted', finished_at = now()
+    update controls_migration.runs r set status = 'interrupted', finished_at = now(),
+      counts = ${journalCounts}
     where status = 'running' and (${condition})`.execute(db);
   const marked = Number(r.numAffectedRows ?? 0);
   if (marked > 0) {

@@ -46,14 +46,18 @@ export async function journalRevert(
  *   const [latest] = await revertsOf(db, runId);
  */
 export async function revertsOf(db: Kysely<Database>, ofRunId: string): Promise<Run[]> {
-  return db
-    .selectFrom(R)
-    .selectAll()
-    .where("mode", "=", "revert")
-    .where("parent_run_id", "=", ofRunId)
-    .where("dry_run", "=", false)
-    .orderBy("started_at", "desc")
-    .execute();
+  return (
+    db
+      .selectFrom(R)
+      .selectAll()
+      .where("mode", "=", "revert")
+      .where("parent_run_id", "=", ofRunId)
+      .where("dry_run", "=", false)
+      // A declined revert wrote nothing: it neither blocks nor is continued by a new one.
+      .where("status", "!=", "declined")
+      .orderBy("started_at", "desc")
+      .execute()
+  );
 }
 
 /**

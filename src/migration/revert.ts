@@ -38,6 +38,7 @@ import type { ExecutorContext } from "./executor-context.ts";
 import { closingStatus, exitCodeFor } from "./exit-code.ts";
 import type { Progress } from "./progress.ts";
 import { reportDir, writeRunReport } from "./report.ts";
+import { declineRevert, RevertDeclined } from "./revert-declined.ts";
 import { HEARTBEAT_MS } from "./run-lifecycle.ts";
 import { buildRunSummary, readRunFigures, tallyOf } from "./run-summary.ts";
 
@@ -114,6 +115,7 @@ export async function runRevert(deps: RevertDeps, o: RevertOptions): Promise<Rev
       return await finish(deps, o, id, startedMs);
     } catch (err) {
       const interrupted = deps.signal?.aborted === true;
+      if (err instanceof RevertDeclined) throw err; // recorded `declined` already
       await finishRun(db, id, {
         status: interrupted ? "interrupted" : "failed",
         exitCode: interrupted ? 130 : 1,
@@ -236,7 +238,7 @@ async function execute(deps: RevertDeps, o: RevertOptions, runId: string): Promi
   const { creates, deletes } = await countPendingByAction(deps.handle.db, runId);
   if (creates + deletes === 0) return;
   if (!(await deps.confirm({ creates, deletes }))) {
-    throw new UserError(`Not confirmed: nothing was written; run ${runId} stays to be resumed.`);
+    await declineRevert(deps.handle.db, runId, o.ofRunId, deps.signal?.aborted === true);
   }
   await executeActions(ctx, creates + deletes);
 }
