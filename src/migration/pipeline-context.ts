@@ -105,6 +105,7 @@ export function recordedOptions(
     ...options.run,
     database: deps.databaseLabel ?? deps.handle.backend,
     api_url: options.platform.apiUrl,
+    token_url: options.platform.tokenUrl,
     client_id: options.platform.clientId,
     rate: options.platform.rate,
     concurrency: options.platform.concurrency,

@@ -26,6 +26,7 @@ import {
   type PipelineOptions,
   recordedOptions,
 } from "./pipeline-context.ts";
+import { bindingDifferences, type RunBinding } from "./run-binding.ts";
 import type { SourceCounts } from "./source-stage.ts";
 
 /** The outcome of the pending actions of a writer whose read never finished (none was sent). */
@@ -117,6 +118,20 @@ function recordedSource(run: Run): SourceCounts | null {
   };
 }
 
+/** A resume pointed at another platform or source is refused before anything is read or sent. */
+function refuseOtherBinding(deps: PipelineDeps, options: PipelineOptions, run: Run): void {
+  const recorded = typeof run.options === "string" ? JSON.parse(run.options) : run.options;
+  const now = recordedOptions(deps, options);
+  const differences = bindingDifferences(recorded ?? {}, {
+    ...(now as unknown as RunBinding),
+    source: options.source,
+  });
+  if (differences.length === 0) return;
+  throw new UserError(
+    `--resume ${run.id}: the run is bound to the platform and source it started with, and this invocation points elsewhere: ${differences.join("; ")}. Nothing was read or sent; the run stays resumable with its own settings.`,
+  );
+}
+
 /** `--resume ID`: takes the unfinished run over (this process, running again). */
 export async function claimResumedRun(
   deps: PipelineDeps,
@@ -124,6 +139,7 @@ export async function claimResumedRun(
   id: string,
 ): Promise<ClaimedRun> {
   const run = await resumableRun(deps, options, id);
+  refuseOtherBinding(deps, options, run);
   await claimRun(deps.handle.db, run.id);
   deps.logger.info(`Resuming run ${run.id}`);
   return { id: run.id, source: recordedSource(run), strategy: run.strategy };
