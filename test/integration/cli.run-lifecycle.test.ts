@@ -172,7 +172,8 @@ for (const backend of backends) {
       await waitFor(() => sandbox.stats().writes.creates >= start + 5, 60_000);
       // The next creates are sent and never answered: killed now, they are in doubt.
       sandbox.setFaults({ hangRate: 1 });
-      await new Promise((r) => setTimeout(r, 500));
+      const hung = sandbox.stats().faults.hang;
+      await waitFor(() => sandbox.stats().faults.hang > hung, 60_000);
       child.kill("SIGKILL");
       const killed = await done;
       sandbox.setFaults({ hangRate: 0 });
