@@ -23,6 +23,20 @@ async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
   }
 }
 
+/**
+ * Waits until the running apply has journaled pending actions, as `status --json` reports them
+ * (from the database, or from a PGlite writer's status file).
+ */
+async function waitForPendingActions(targetArgs: readonly string[]): Promise<void> {
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const r = await runCli(["status", "--json", ...targetArgs]);
+    const pending = r.code === 0 ? (JSON.parse(r.stdout).actions?.pending ?? 0) : 0;
+    if (pending > 0) return;
+    if (Date.now() > end) throw new Error(`no pending action journaled in 60 s: ${r.stderr}`);
+  }
+}
+
 const listed = (sandbox: Sandbox) =>
   Object.values(sandbox.stats().requests[LISTING] ?? {}).reduce((a, b) => a + b, 0);
 
@@ -41,13 +55,16 @@ for (const backend of backends) {
     after(() => rig.close());
 
     it("is not resumable, and the next apply skips its pending actions and creates every missing control once", async () => {
-      // One listing page a second: the listing takes several seconds, the source pass far less.
+      // One listing page a second: the source pass is over long before the listing.
       const slow = ["--state", "bulk", "--rate", "1", "--yes", "--no-progress", ...target.args];
       const child = spawnCli(["apply", ...slow], env);
       const done = collect(child);
       await waitFor(() => listed(sandbox) >= 3, 60_000);
-      await new Promise((r) => setTimeout(r, 300));
+      // The listing's next requests go unanswered: the read cannot finish before the kill.
+      sandbox.setFaults({ hangRate: 1 });
+      await waitForPendingActions(target.args);
       child.kill("SIGKILL");
+      sandbox.setFaults({ hangRate: 0 });
       const killed = await done;
       const runId = /Run (\S+) \(apply\) started/.exec(killed.stderr)?.[1];
       assert.ok(runId, killed.stderr);
