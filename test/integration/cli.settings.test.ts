@@ -119,9 +119,10 @@ describe("settings are checked before any work", () => {
     }
   });
 
-  it("refuses an --out under a folder it may not write (EACCES), before any request", // Running as root, permission bits do not stop a write: the case proves nothing there.
-  {
-    skip: process.getuid?.() === 0 ? "running as root: permission bits do not stop root" : false,
+  // Running as root, permission bits do not stop a write: the case proves nothing there.
+  const root = process.getuid?.() === 0;
+  it("refuses an --out under a folder it may not write (EACCES), before any request", {
+    skip: root ? "running as root: permission bits do not stop root" : false,
   }, async () => {
     const dir = mkdtempSync(join(tmpdir(), "cm-out-"));
     const locked = join(dir, "locked");
