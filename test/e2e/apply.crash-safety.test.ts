@@ -84,7 +84,7 @@ backends.forEach((backend, i) => {
       for (const stopAt of [30, 90, 160]) {
         const child = spawnCli(["apply", ...(runId ? ["--resume", runId] : []), ...args], env);
         const done = collect(child);
-        await waitFor(() => sandbox.stats().writes.creates >= stopAt, 60_000);
+        await waitFor(() => sandbox.stats().writes.creates >= stopAt, 300_000);
         child.kill("SIGKILL");
         const r = await done;
         assert.equal(r.signal, "SIGKILL");
@@ -202,7 +202,7 @@ backends.forEach((backend, i) => {
         env,
       );
       const done = collect(child);
-      await waitFor(() => limited() >= 1, 120_000);
+      await waitFor(() => limited() >= 1, 300_000);
       sandbox.setLimits({ rateLimitRps: 40 });
       const r = await done;
       assert.equal(r.code, 0, r.stderr);

@@ -23,7 +23,7 @@ const expected = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 30_000) {
+async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 300_000) {
   const end = Date.now() + timeoutMs;
   while (!(await cond())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
