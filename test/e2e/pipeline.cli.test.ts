@@ -175,7 +175,7 @@ for (const backend of backends) {
         );
       const plan = await run("plan", "--state", "bulk");
       assert.equal(plan.code, 2, plan.stderr);
-      const apply = await run("apply", "--yes", "--state", "bulk", "--prune");
+      const apply = await run("apply", "--yes", "--state", "bulk");
       assert.equal(apply.code, 0, apply.stderr);
       assert.ok(sandbox.stats().writes.creates > 0, "the apply wrote to the platform");
       assert.ok(tokens.length >= 2, `a token for each run, got ${tokens.length}`);
