@@ -4,12 +4,14 @@
  * apply drops its pending actions and starts afresh instead of refusing to start.
  */
 import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
+import { localChannelPaths } from "../../src/migration/local-channel.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
-import { backends, type TestTarget } from "../helpers/db.ts";
+import { type Backend, backends, type TestTarget } from "../helpers/db.ts";
 
 const N = 6000;
 const SEED = 41;
@@ -23,11 +25,43 @@ async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
   }
 }
 
+/**
+ * The pending actions the running apply has journaled: read from the journal on PostgreSQL; on
+ * PGlite, whose folder the run holds, from the status file the run rewrites every second.
+ */
+async function pendingNow(backend: Backend, target: TestTarget): Promise<number> {
+  if (backend.name === "pglite") {
+    const { statusFile } = localChannelPaths(target.global.dataDir);
+    if (!existsSync(statusFile)) return 0;
+    try {
+      return Number(JSON.parse(readFileSync(statusFile, "utf8")).actions?.pending ?? 0);
+    } catch {
+      return 0; // replaced while read
+    }
+  }
+  const h = await target.open();
+  try {
+    const r = await sql<{ n: string }>`select count(*) as n from controls_migration.actions
+      where status = 'pending'`.execute(h.db);
+    return Number(r.rows[0]?.n ?? 0);
+  } finally {
+    await h.close();
+  }
+}
+
+async function waitForPendingActions(backend: Backend, target: TestTarget): Promise<void> {
+  const end = Date.now() + 240_000;
+  while ((await pendingNow(backend, target)) === 0) {
+    if (Date.now() > end) throw new Error("no pending action journaled in 240 s");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 const listed = (sandbox: Sandbox) =>
   Object.values(sandbox.stats().requests[LISTING] ?? {}).reduce((a, b) => a + b, 0);
 
 for (const backend of backends) {
-  describe(`an apply killed during its listing on ${backend.name}`, { timeout: 180_000 }, () => {
+  describe(`an apply killed during its listing on ${backend.name}`, { timeout: 600_000 }, () => {
     let sandbox: Sandbox;
     let target: TestTarget;
     let env: Record<string, string>;
@@ -41,13 +75,16 @@ for (const backend of backends) {
     after(() => rig.close());
 
     it("is not resumable, and the next apply skips its pending actions and creates every missing control once", async () => {
-      // One listing page a second: the listing takes several seconds, the source pass far less.
+      // One listing page a second: the source pass is over long before the listing.
       const slow = ["--state", "bulk", "--rate", "1", "--yes", "--no-progress", ...target.args];
       const child = spawnCli(["apply", ...slow], env);
       const done = collect(child);
-      await waitFor(() => listed(sandbox) >= 3, 60_000);
-      await new Promise((r) => setTimeout(r, 300));
+      await waitFor(() => listed(sandbox) >= 3, 240_000);
+      // The listing's next requests go unanswered: the read cannot finish before the kill.
+      sandbox.setFaults({ hangRate: 1 });
+      await waitForPendingActions(backend, target);
       child.kill("SIGKILL");
+      sandbox.setFaults({ hangRate: 0 });
       const killed = await done;
       const runId = /Run (\S+) \(apply\) started/.exec(killed.stderr)?.[1];
       assert.ok(runId, killed.stderr);

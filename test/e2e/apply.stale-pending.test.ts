@@ -55,7 +55,7 @@ for (const backend of backends) {
       // 1. An apply, stopped with SIGTERM while creates are under way.
       const child = spawnCli(["apply", ...args], env);
       const done = collect(child);
-      await waitFor(() => sandbox.stats().writes.creates >= 15, 60_000);
+      await waitFor(() => sandbox.stats().writes.creates >= 15, 300_000);
       child.kill("SIGTERM");
       const stopped = await done;
       assert.equal(stopped.code, 130, stopped.stderr);

@@ -14,8 +14,9 @@ import { sql } from "kysely";
 import type { ControlRecord, Sandbox } from "../../src/sandbox/index.ts";
 import { startSandbox } from "../../src/sandbox/index.ts";
 import { prng, uuidFrom } from "../../src/synthetic.ts";
-import { type CliResult, REPO_ROOT, runCli } from "../helpers/cli.ts";
+import { type CliResult, runCli } from "../helpers/cli.ts";
 import { CLI_ENTRY } from "../helpers/cli-entry.ts";
+import { scratchCwd } from "../helpers/scratch-cwd.ts";
 import { parseCsv } from "../helpers/corpus.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { CONTROLS, call, tokenFor } from "../helpers/sandbox-http.ts";
@@ -312,7 +313,7 @@ async function onTerminal(
 ): Promise<CliResult> {
   const command = [process.execPath, ...CLI_ENTRY, ...args].map(shellQuote).join(" ");
   const child = spawn("script", ["-qfec", command, "/dev/null"], {
-    cwd: REPO_ROOT,
+    cwd: scratchCwd(),
     env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, ...env },
     stdio: ["pipe", "pipe", "pipe"],
   });

@@ -1,11 +1,13 @@
 /**
  * report.html in a real browser (headless Chromium): the demo's reports, then a page full of
- * hostile ids. Screenshots are kept under reports/screenshots/ (CI artifacts, and the README's
- * pictures).
+ * hostile ids. Screenshots go to the folder named by env CONTROLS_TEST_SCREENSHOTS when it is set
+ * (`npm run docs:screenshots` points it at reports/screenshots/, the README's pictures), else to a
+ * temporary folder this file owns and removes: a test run never modifies the checkout.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import type { RunSummary } from "../../src/reports/summary.ts";
@@ -15,9 +17,10 @@ import {
   type WatchedPage,
   waitForMatching,
 } from "../helpers/browser.ts";
-import { REPO_ROOT, runCli } from "../helpers/cli.ts";
+import { runCli } from "../helpers/cli.ts";
 
-const SHOTS = join(REPO_ROOT, "reports", "screenshots");
+const KEEP_SHOTS = process.env.CONTROLS_TEST_SCREENSHOTS || undefined;
+const SHOTS = KEEP_SHOTS ? resolve(KEEP_SHOTS) : mkdtempSync(join(tmpdir(), "cm-screenshots-"));
 
 interface DemoRun {
   readonly html: string;
@@ -75,6 +78,7 @@ describe("report.html of the demo, in headless Chromium", () => {
   after(async () => {
     await browser?.close();
     for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
+    if (!KEEP_SHOTS) rmSync(SHOTS, { recursive: true, force: true });
   });
 
   for (const mode of ["plan", "apply", "reconcile"] as const) {

@@ -9,15 +9,14 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { sql } from "kysely";
 import { loadSourceConfig } from "../../src/config.ts";
-import type { DatabaseHandle } from "../../src/db/connect.ts";
 import { seedSource } from "../../src/db/seed.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { syntheticIdentities } from "../../src/synthetic.ts";
 import { type CliResult, runCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { startHostilePlatform } from "../helpers/hostile-platform.ts";
+import { dumpToolSchema } from "../helpers/tool-schema-dump.ts";
 
 const DB_PASSWORD = "Pw-in-the-query-7Hq2";
 const N = 300;
@@ -32,21 +31,6 @@ function filesUnder(dir: string): { path: string; text: string }[] {
     else out.push({ path, text: readFileSync(path, "utf8") });
   }
   return out;
-}
-
-/** Every row of every table of the tool's schema, as text. */
-async function dumpToolSchema(h: DatabaseHandle): Promise<string> {
-  const tables = await sql<{ name: string }>`
-    select table_name as name from information_schema.tables
-    where table_schema = 'controls_migration' order by 1`.execute(h.db);
-  const parts: string[] = [];
-  for (const { name } of tables.rows) {
-    const rows = await sql<{
-      row: string;
-    }>`select t::text as row from ${sql.table(`controls_migration.${name}`)} t`.execute(h.db);
-    parts.push(`-- ${name}`, ...rows.rows.map((r) => r.row));
-  }
-  return parts.join("\n");
 }
 
 function assertNowhere(secrets: Record<string, string>, places: Record<string, string>) {

@@ -5,7 +5,7 @@
  * loads tsx again), and the suite starts several hundred children.
  *
  * @example
- *   spawn(process.execPath, [...CLI_ENTRY, "plan", "--json"], { cwd: REPO_ROOT });
+ *   spawn(process.execPath, [...CLI_ENTRY, "plan", "--json"], { cwd: scratchCwd() });
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -35,7 +35,9 @@ function builtFromCurrentSources(): boolean {
   return true;
 }
 
-/** Node's arguments that start the CLI, relative to the repository root. */
+/** Node's arguments that start the CLI, by absolute paths, so a child may run in any folder. */
 export const CLI_ENTRY: readonly string[] = Object.freeze(
-  builtFromCurrentSources() ? ["dist/src/cli.js"] : ["--import", "tsx", "src/cli.ts"],
+  builtFromCurrentSources()
+    ? [join(ROOT, "dist/src/cli.js")]
+    : ["--import", import.meta.resolve("tsx"), join(ROOT, "src/cli.ts")],
 );

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { CLI_ENTRY } from "./cli-entry.ts";
+import { scratchCwd } from "./scratch-cwd.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -11,13 +12,17 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/** Starts the CLI in a child process (see `CLI_ENTRY`), with stdin closed (no TTY), from the repo root. */
+/**
+ * Starts the CLI in a child process (see `CLI_ENTRY`), with stdin closed (no TTY), in this test
+ * process's scratch folder (see `scratchCwd`), so defaults such as `reports/` never land in the
+ * checkout.
+ */
 export function spawnCli(
   args: readonly string[],
   env: Record<string, string | undefined> = {},
 ): ChildProcess {
   return spawn(process.execPath, [...CLI_ENTRY, ...args], {
-    cwd: REPO_ROOT,
+    cwd: scratchCwd(),
     env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

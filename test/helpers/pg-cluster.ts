@@ -133,6 +133,36 @@ export async function startCluster(): Promise<Cluster> {
  * admin session does: what a DBA, a failover or a connection killer does to the tool. Returns how
  * many sessions were terminated.
  */
+/**
+ * Resolves once a session of `database` is running a statement that contains `text` (from
+ * pg_stat_activity, polled every 10 ms for up to 30 s): the event a test waits for before it
+ * interrupts that statement.
+ */
+export async function waitForRunningStatement(
+  adminUrl: string,
+  database: string,
+  text: string,
+): Promise<void> {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    const end = Date.now() + 30_000;
+    for (;;) {
+      const r = await c.query(
+        `select 1 from pg_stat_activity
+         where datname = $1 and state = 'active' and pid <> pg_backend_pid()
+           and strpos(query, $2) > 0`,
+        [database, text],
+      );
+      if ((r.rowCount ?? 0) > 0) return;
+      if (Date.now() > end) throw new Error(`no session of ${database} ran "${text}" in 30 s`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  } finally {
+    await c.end();
+  }
+}
+
 export async function terminateBackends(adminUrl: string, database: string): Promise<number> {
   const c = new pg.Client({ connectionString: adminUrl });
   await c.connect();

@@ -10,6 +10,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { CLI_ENTRY } from "./cli-entry.ts";
+import { scratchCwd } from "./scratch-cwd.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -47,7 +48,7 @@ function cliArgs(args: readonly string[]): string[] {
 export function runCli(args: readonly string[], timeoutMs = 20_000): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, cliArgs(args), {
-      cwd: REPO_ROOT,
+      cwd: scratchCwd(),
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -73,7 +74,7 @@ export function spawnSandbox(
   readyTimeoutMs = 20_000,
 ): Promise<SandboxProcess> {
   const child = spawn(process.execPath, cliArgs(["sandbox", ...args]), {
-    cwd: REPO_ROOT,
+    cwd: scratchCwd(),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

@@ -8,8 +8,8 @@
  *   const { output } = await t.done;
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { REPO_ROOT } from "./cli.ts";
 import { CLI_ENTRY } from "./cli-entry.ts";
+import { scratchCwd } from "./scratch-cwd.ts";
 
 export interface TtyOptions {
   readonly cols?: number;
@@ -35,7 +35,7 @@ export function spawnInTty(args: readonly string[], options: TtyOptions = {}): T
   const cli = [process.execPath, ...CLI_ENTRY, ...args].map(quote).join(" ");
   const command = `stty cols ${options.cols ?? 100} rows 50; exec ${cli}`;
   const child = spawn("script", ["-qfec", command, "/dev/null"], {
-    cwd: REPO_ROOT,
+    cwd: scratchCwd(),
     env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, ...options.env },
     stdio: ["pipe", "pipe", "pipe"],
   });

@@ -74,6 +74,7 @@ describe("apply at a terminal", () => {
     assert.ok(runId);
     const run = await runStatus(runId);
     assert.equal(run.status, "declined");
+    assert.equal(run.actions.length, creates, "the declined run journaled its planned creates");
     assert.ok(run.actions.every((a) => a.status === "skipped" && a.outcome === "declined"));
     assert.equal(sandbox.stats().writes.creates, 0, "nothing was written");
     await nextApplyStartsCleanly();

@@ -136,7 +136,7 @@ for (const backend of backends) {
         env,
       );
       const done = collect(child);
-      await waitFor(() => sandbox.stats().writes.creates >= 5, 60_000);
+      await waitFor(() => sandbox.stats().writes.creates >= 5, 300_000);
       child.kill("SIGKILL");
       const killed = await done;
       const runId = /Run (\S+) \(apply\) started/.exec(killed.stderr)?.[1];
@@ -169,10 +169,11 @@ for (const backend of backends) {
       );
       const done = collect(child);
       const start = sandbox.stats().writes.creates;
-      await waitFor(() => sandbox.stats().writes.creates >= start + 5, 60_000);
+      await waitFor(() => sandbox.stats().writes.creates >= start + 5, 300_000);
       // The next creates are sent and never answered: killed now, they are in doubt.
       sandbox.setFaults({ hangRate: 1 });
-      await new Promise((r) => setTimeout(r, 500));
+      const hung = sandbox.stats().faults.hang;
+      await waitFor(() => sandbox.stats().faults.hang > hung, 300_000);
       child.kill("SIGKILL");
       const killed = await done;
       sandbox.setFaults({ hangRate: 0 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -11,8 +11,8 @@ import { syntheticIdentities } from "../../src/synthetic.ts";
 import { runCli } from "../helpers/cli.ts";
 
 /** A PGlite folder with a seeded source relation, for commands that get as far as reading it. */
-async function seededDataDir(): Promise<string[]> {
-  const args = ["--data-dir", join(mkdtempSync(join(tmpdir(), "cm-settings-")), "db")];
+async function seededDataDir(home: string): Promise<string[]> {
+  const args = ["--data-dir", join(home, "db")];
   const r = await runCli(["db", "seed", "--identities", "200", ...args]);
   assert.equal(r.code, 0, r.stderr);
   return args;
@@ -31,10 +31,20 @@ describe("settings are checked before any work", () => {
   let sandbox: Sandbox;
   let env: Record<string, string>;
   let db: string[];
+  let home: string;
   const requests = () =>
     Object.values(sandbox.stats().requests)
       .flatMap((byStatus) => Object.values(byStatus))
       .reduce((a, b) => a + b, 0);
+
+  /** `plan --out out` exits 1 at once, naming --out and saying `why`, before any run starts. */
+  async function assertOutRefused(out: string, why: RegExp): Promise<void> {
+    const r = await runCli(["plan", "--out", out, ...db], env);
+    assert.equal(r.code, 1, `${out}: ${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`--out ${out.replaceAll("/", "\\/")}`));
+    assert.match(r.stderr, why);
+    assert.doesNotMatch(r.stderr, /Run \S+ \(plan\) started/);
+  }
 
   before(async () => {
     sandbox = await startSandbox({ port: 0, rateLimitRps: 0, tokenRateLimitRps: 0 });
@@ -45,9 +55,13 @@ describe("settings are checked before any work", () => {
       OAUTH_CLIENT_ID: sandbox.credentials.clientId,
       OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret,
     };
-    db = await seededDataDir();
+    home = mkdtempSync(join(tmpdir(), "cm-settings-"));
+    db = await seededDataDir(home);
   });
-  after(() => sandbox.close());
+  after(async () => {
+    await sandbox.close();
+    rmSync(home, { recursive: true, force: true });
+  });
 
   it("reports every missing platform setting at once, each with its flag and env var", async () => {
     const r = await runCli(["plan", "--batch-size", "abc", ...db], {
@@ -83,37 +97,45 @@ describe("settings are checked before any work", () => {
     assert.ok(requests() > 0, "the allowed plan did talk to the platform");
   });
 
-  it("refuses an --out that is a file, cannot be written, or lies under /proc, before any request", async () => {
+  it("refuses an --out that is a file, lies under a file, or lies under /proc or /sys, before any request", async () => {
     const dir = mkdtempSync(join(tmpdir(), "cm-out-"));
     const file = join(dir, "a-file");
     writeFileSync(file, "x");
-    const locked = join(dir, "locked");
-    mkdirSync(locked);
-    chmodSync(locked, 0o500);
     const before = requests();
     const cases: [string, RegExp][] = [
       [file, /is a file, not a folder/],
       [join(file, "sub"), /cannot be created or written \(ENOTDIR\)/],
-      [join(locked, "sub"), /cannot be created or written \(EACCES\)/],
       ["/proc/nope", /under \/proc or \/sys/],
       ["/sys/kernel/nope", /under \/proc or \/sys/],
     ];
-    // Running as root, permission bits do not stop a write: that case proves nothing there.
-    const root = process.getuid?.() === 0;
-    for (const [out, why] of cases) {
-      if (root && out.startsWith(locked)) continue;
-      const started = Date.now();
-      const r = await runCli(["plan", "--out", out, ...db], env);
-      assert.equal(r.code, 1, `${out}: ${r.stderr}`);
-      assert.match(r.stderr, new RegExp(`--out ${out.replaceAll("/", "\\/")}`));
-      assert.match(r.stderr, why);
-      assert.doesNotMatch(r.stderr, /Run \S+ \(plan\) started/);
-      assert.ok(Date.now() - started < 30_000, `${out} is refused at once`);
+    try {
+      for (const [out, why] of cases) await assertOutRefused(out, why);
+      assert.equal(requests(), before, "no request was sent");
+      const report = await runCli(["report", "20990101-000000-dead", "--out", file, ...db]);
+      assert.equal(report.code, 1);
+      assert.match(report.stderr, /--out \S+ is a file, not a folder/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
-    assert.equal(requests(), before, "no request was sent");
-    const report = await runCli(["report", "20990101-000000-dead", "--out", file, ...db]);
-    assert.equal(report.code, 1);
-    assert.match(report.stderr, /--out \S+ is a file, not a folder/);
+  });
+
+  // Running as root, permission bits do not stop a write: the case proves nothing there.
+  const root = process.getuid?.() === 0;
+  it("refuses an --out under a folder it may not write (EACCES), before any request", {
+    skip: root ? "running as root: permission bits do not stop root" : false,
+  }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cm-out-"));
+    const locked = join(dir, "locked");
+    mkdirSync(locked);
+    chmodSync(locked, 0o500);
+    const before = requests();
+    try {
+      await assertOutRefused(join(locked, "sub"), /cannot be created or written \(EACCES\)/);
+      assert.equal(requests(), before, "no request was sent");
+    } finally {
+      chmodSync(locked, 0o700);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("names --api-url when the API refuses connections and --token-url when it answers 404", async () => {

@@ -1,16 +1,15 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { migrations } from "../../migrations/index.ts";
 import { loadSourceConfig } from "../../src/config.ts";
 import { readSource } from "../../src/db/source-reader.ts";
 import { syntheticIdentities } from "../../src/synthetic.ts";
 import { CLI_ENTRY } from "../helpers/cli-entry.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { scratchCwd } from "../helpers/scratch-cwd.ts";
 
 const ALL = Object.keys(migrations);
-const REPO = fileURLToPath(new URL("../..", import.meta.url));
 
 interface CliResult {
   code: number | null;
@@ -25,7 +24,7 @@ function runCli(args: readonly string[]): Promise<CliResult> {
   );
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...CLI_ENTRY, ...args, "--no-progress"], {
-      cwd: REPO,
+      cwd: scratchCwd(),
       env,
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -29,6 +29,7 @@ import {
   databaseOf,
   startCluster,
   terminateBackends,
+  waitForRunningStatement,
 } from "../helpers/pg-cluster.ts";
 import { startFaultProxy } from "../helpers/pg-fault-proxy.ts";
 
@@ -113,9 +114,11 @@ describe("lost PostgreSQL connections", {
          import { createPgPool, wrapPgPool } from "./src/db/connect.ts";
          const handle = wrapPgPool(createPgPool(process.env.URL));
          const held = await handle.postgres.pool.connect(); // checked out, like the writer lock's session
+         let ended = false;
+         held.once("end", () => { ended = true; });
          process.stdout.write("ready\\n");
          await new Promise((r) => process.stdin.once("data", r));
-         await new Promise((r) => setTimeout(r, 300));
+         while (!ended) await new Promise((r) => setTimeout(r, 5)); // the termination reached it
          held.release(true);
          const r = await sql\`select 1 as one\`.execute(handle.db);
          process.stdout.write("alive " + r.rows[0].one + "\\n");
@@ -137,8 +140,8 @@ describe("lost PostgreSQL connections", {
 
   it("a statement whose connection is terminated mid-flight runs again on a fresh connection", async () => {
     logged.length = 0;
-    const running = sql<{ x: number }>`select pg_sleep(0.6), 42 as x`.execute(handle.db);
-    await new Promise((r) => setTimeout(r, 200));
+    const running = sql<{ x: number }>`select pg_sleep(2), 42 as x`.execute(handle.db);
+    await waitForRunningStatement(adminUrl!, databaseOf(url), "pg_sleep(2), 42");
     assert.ok((await terminateBackends(adminUrl!, databaseOf(url))) >= 1);
     assert.equal((await running).rows[0]?.x, 42);
     assert.ok(
@@ -161,10 +164,10 @@ describe("lost PostgreSQL connections", {
     const tx = handle.db.transaction().execute(async (trx) => {
       runs += 1;
       await sql`insert into t values (1)`.execute(trx);
-      await sql`select pg_sleep(0.6)`.execute(trx);
+      await sql`select pg_sleep(2)`.execute(trx);
       await sql`insert into t values (2)`.execute(trx);
     });
-    await new Promise((r) => setTimeout(r, 200));
+    await waitForRunningStatement(adminUrl!, databaseOf(url), "pg_sleep(2)");
     await terminateBackends(adminUrl!, databaseOf(url));
     await tx;
     assert.equal(runs, 2, "the transaction ran a second time");

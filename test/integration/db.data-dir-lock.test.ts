@@ -13,6 +13,15 @@ import { acquireDataDirLock } from "../../src/db/data-dir-lock.ts";
 import { REPO_ROOT } from "../helpers/cli.ts";
 
 /** The pid of a process that has already exited. */
+/** Polls `cond` (every 10 ms, for up to 30 s) until it holds: waits for the event, not a time. */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  const end = Date.now() + 30_000;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 function deadPid(): number {
   const r = spawnSync(process.execPath, ["-e", ""]);
   return r.pid!;
@@ -122,8 +131,8 @@ describe("data-folder lock", { timeout: 180_000 }, () => {
     try {
       const old = new Date(Date.now() - 60_000);
       utimesSync(`${dir}.lock`, old, old);
-      await new Promise((r) => setTimeout(r, 200));
-      assert.ok(Date.now() - statSync(`${dir}.lock`).mtimeMs < 1_000, "refreshed");
+      await until(() => statSync(`${dir}.lock`).mtimeMs > old.getTime(), "the next beat");
+      assert.ok(statSync(`${dir}.lock`).mtimeMs >= old.getTime() + 60_000 - 1, "set to now");
     } finally {
       lock.release();
     }
@@ -139,7 +148,7 @@ describe("data-folder lock", { timeout: 180_000 }, () => {
       },
     });
     foreignLock(`${dir}.lock`, 0);
-    await new Promise((r) => setTimeout(r, 200));
+    await until(() => reported !== undefined, "the holder's report");
     assert.match(String(reported?.message), /was taken over by another process/);
     lock.release();
     assert.ok(

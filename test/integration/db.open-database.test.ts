@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -72,12 +72,18 @@ describe("openDatabase with embedded PGlite", () => {
     assert.equal(existsSync(`${dataDir}.lock`), false, "close() releases the lock");
   });
 
-  it("takes over the lock left by a process that died", async () => {
+  it("takes over the lock left by a process that died: the lock then holds this process's pid until close", async () => {
     const dataDir = join(dir, "stale");
     // No process has pid 2^22+1 on Linux (pid_max is at most 2^22).
     writeFileSync(`${dataDir}.lock`, `${2 ** 22 + 1}\n`);
     const h = await openDatabase(globalFor({ dataDir }), silentLogger);
-    await h.close();
+    try {
+      const holder = JSON.parse(readFileSync(`${dataDir}.lock`, "utf8")) as { pid: number };
+      assert.equal(holder.pid, process.pid);
+    } finally {
+      await h.close();
+    }
+    assert.equal(existsSync(`${dataDir}.lock`), false, "close() releases the lock");
   });
 
   it("refuses a lock held by another live process and names it", async () => {
@@ -114,44 +120,44 @@ describe("openDatabase with PostgreSQL", () => {
 });
 
 const postgres = backends.find((b) => b.name === "postgres");
-if (postgres) {
-  describe("openDatabase against the test PostgreSQL server", () => {
-    it("names a missing database in the error", async () => {
-      const target = await postgres.target();
-      const url = new URL(target.global.databaseUrl!);
-      url.pathname = "/cm_no_such_database";
-      await target.drop();
-      await assert.rejects(
-        openDatabase(globalFor({ databaseUrl: url.toString() }), silentLogger),
-        (err: Error) =>
-          err instanceof UserError &&
-          /cm_no_such_database/.test(err.message) &&
-          /--database-url/.test(err.message),
-      );
-    });
-
-    it("ends the pool even when the handle never ran a query through Kysely", async () => {
-      const target = await postgres.target();
-      const pool = createPgPool(target.global.databaseUrl!);
-      await pool.query("select 1"); // leaves an idle client that would hold the process open
-      await wrapPgPool(pool).close();
-      assert.equal(pool.ended, true);
-      await target.drop();
-    });
-
-    it("returns int8 values as numbers, like PGlite", async () => {
-      const target = await postgres.target();
-      const h = await target.open();
-      try {
-        const r = await sql<{
-          n: unknown;
-          b: unknown;
-        }>`select count(*) as n, 9007199254740991::int8 as b`.execute(h.db);
-        assert.deepEqual(r.rows, [{ n: 1, b: Number.MAX_SAFE_INTEGER }]);
-      } finally {
-        await h.close();
-        await target.drop();
-      }
-    });
+describe("openDatabase against the test PostgreSQL server", {
+  skip: postgres ? false : "needs TEST_DATABASE_URL (a PostgreSQL server)",
+}, () => {
+  it("names a missing database in the error", async () => {
+    const target = await postgres!.target();
+    const url = new URL(target.global.databaseUrl!);
+    url.pathname = "/cm_no_such_database";
+    await target.drop();
+    await assert.rejects(
+      openDatabase(globalFor({ databaseUrl: url.toString() }), silentLogger),
+      (err: Error) =>
+        err instanceof UserError &&
+        /cm_no_such_database/.test(err.message) &&
+        /--database-url/.test(err.message),
+    );
   });
-}
+
+  it("ends the pool even when the handle never ran a query through Kysely", async () => {
+    const target = await postgres!.target();
+    const pool = createPgPool(target.global.databaseUrl!);
+    await pool.query("select 1"); // leaves an idle client that would hold the process open
+    await wrapPgPool(pool).close();
+    assert.equal(pool.ended, true);
+    await target.drop();
+  });
+
+  it("returns int8 values as numbers, like PGlite", async () => {
+    const target = await postgres!.target();
+    const h = await target.open();
+    try {
+      const r = await sql<{
+        n: unknown;
+        b: unknown;
+      }>`select count(*) as n, 9007199254740991::int8 as b`.execute(h.db);
+      assert.deepEqual(r.rows, [{ n: 1, b: Number.MAX_SAFE_INTEGER }]);
+    } finally {
+      await h.close();
+      await target.drop();
+    }
+  });
+});

@@ -36,7 +36,7 @@ describe("abort listeners of the platform client", () => {
         client.listIdentityControls(ROWS[i % ROWS.length]!.id, { signal: run.signal }),
       );
       // While they wait, the run's signal must not have collected a listener per request.
-      await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setImmediate(r));
       assert.ok(
         getEventListeners(run.signal, "abort").length <= 2,
         `listeners on the run's signal while 400 reads are queued: ${getEventListeners(run.signal, "abort").length}`,
@@ -53,25 +53,38 @@ describe("abort listeners of the platform client", () => {
     }
   });
 
-  it("aborting the run's signal still cancels every queued read", async () => {
+  it("aborting the run's signal after 5 of 100 reads were answered cancels every read not answered yet", async () => {
     const run = new AbortController();
     const config = loadPlatformConfig(
       { "api-url": sb.apiUrl, "token-url": sb.tokenUrl, "client-id": sb.credentials.clientId },
       { OAUTH_CLIENT_SECRET: sb.credentials.clientSecret },
     );
+    const concurrency = 2;
     const client = createPlatformClient(
-      { ...config, rate: 50, concurrency: 2 },
+      { ...config, rate: 50, concurrency },
       { scopes: READ_SCOPES, signal: run.signal },
     );
+    let answered = 0;
+    let answeredAtAbort = 0;
     const reads = Array.from({ length: 100 }, (_, i) =>
-      client.listIdentityControls(ROWS[i % ROWS.length]!.id, { signal: run.signal }),
+      client.listIdentityControls(ROWS[i % ROWS.length]!.id, { signal: run.signal }).then((r) => {
+        answered += 1;
+        if (answered === 5) {
+          answeredAtAbort = answered;
+          run.abort(new Error("interrupted by test"));
+        }
+        return r;
+      }),
     );
-    setTimeout(() => run.abort(new Error("interrupted by test")), 50);
     const results = await Promise.allSettled(reads);
+    await client.close();
+    const fulfilled = results.filter((r) => r.status === "fulfilled").length;
     const cancelled = results.filter(
       (r) => r.status === "rejected" && (r.reason as { kind?: string }).kind === "cancelled",
     ).length;
-    assert.ok(cancelled > 50, `cancelled reads: ${cancelled} of 100`);
-    await client.close();
+    assert.equal(answeredAtAbort, 5);
+    // At most the reads already on the wire (the concurrency) may still be answered.
+    assert.ok(fulfilled >= 5 && fulfilled <= 5 + concurrency, `${fulfilled} reads answered`);
+    assert.equal(cancelled, 100 - fulfilled, "every other read is rejected as cancelled");
   });
 });

@@ -78,21 +78,20 @@ describe("retries and ambiguous writes against an unreliable sandbox", () => {
   });
 
   it("gives up on a hanging read after --timeout-ms and retries it", async () => {
-    const client = createPlatformClient(configFor(sb, { timeoutMs: 200, maxAttempts: 10 }), {
+    const client = createPlatformClient(configFor(sb, { timeoutMs: 1_000, maxAttempts: 10 }), {
       scopes: READ_SCOPES,
     });
     await client.getIdentity(IDS[0] as string);
-    sb.setFaults({ hangRate: 0.15 });
-    const got = await Promise.all(IDS.slice(0, 30).map((id) => client.getIdentity(id)));
-    assert.deepEqual(
-      got.map((g) => g.id),
-      IDS.slice(0, 30),
-    );
+    // The sandbox hangs the next request only: once it is seen hanging, answers come again.
+    sb.setFaults({ hangRate: 1 });
+    const read = client.getIdentity(IDS[1] as string);
+    while (sb.stats().faults.hang === 0) await new Promise((r) => setTimeout(r, 5));
+    sb.setFaults({ hangRate: 0 });
+    assert.equal((await read).id, IDS[1]);
+    assert.equal(sb.stats().faults.hang, 1, "exactly one request hung");
     const ep = client.metrics().endpoints["GET /v2/identity/identities/{id}"];
-    // Every hung request timed out; on a loaded machine a slow answer may time out as well.
-    const hung = sb.stats().faults.hang;
-    assert.ok(hung > 0, "some requests hung");
-    assert.ok((ep?.errors.timeout ?? 0) >= hung, `timeouts ${ep?.errors.timeout} < hangs ${hung}`);
+    // The hung request timed out; on a loaded machine a slow answer may time out as well.
+    assert.ok((ep?.errors.timeout ?? 0) >= 1, `timeouts: ${ep?.errors.timeout}`);
     await client.close();
   });
 
@@ -183,19 +182,20 @@ describe("retries and ambiguous writes against an unreliable sandbox", () => {
     await client.close();
   });
 
-  it("cancels queued and in-flight requests when the run's signal aborts", async () => {
+  it("cancels queued and in-flight requests when the run's signal aborts after the first answer, rather than draining the queue", async () => {
     const ac = new AbortController();
     const client = createPlatformClient(configFor(sb, { rate: 2, timeoutMs: 60_000 }), {
       scopes: READ_SCOPES,
       signal: ac.signal,
     });
-    const pending = Promise.allSettled(IDS.slice(0, 20).map((id) => client.getIdentity(id)));
-    setTimeout(() => ac.abort(new Error("SIGINT")), 300);
-    const started = Date.now();
-    const results = await pending;
-    assert.ok(Date.now() - started < 2000, "stopped promptly rather than draining the queue");
+    // At 2 rps the 20 reads would take 10 s to drain: abort on the first answer instead.
+    const reads = IDS.slice(0, 20).map((id) =>
+      client.getIdentity(id).finally(() => ac.abort(new Error("SIGINT"))),
+    );
+    const results = await Promise.allSettled(reads);
     const rejected = results.filter((r) => r.status === "rejected") as PromiseRejectedResult[];
-    assert.ok(rejected.length >= 15);
+    // The first answer, and at most one more already on the wire at 2 rps.
+    assert.ok(rejected.length >= 18, `${20 - rejected.length} of 20 reads were answered`);
     for (const r of rejected) {
       assert.ok(r.reason instanceof PlatformError);
       assert.equal(r.reason.kind, "cancelled");

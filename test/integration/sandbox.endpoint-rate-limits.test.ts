@@ -11,7 +11,7 @@ import {
   quoteExecutionsPath,
   send,
 } from "../helpers/sandbox-api.ts";
-import { type Answer, assertProblem, tokenFor } from "../helpers/sandbox-http.ts";
+import { type Answer, assertProblem, call, IDENTITIES, tokenFor } from "../helpers/sandbox-http.ts";
 
 const QUOTE_EXECUTIONS = "/v2/profiles/:profile_id/quote-executions";
 
@@ -109,10 +109,19 @@ describe("sandbox per-endpoint rate limits", () => {
     assert.equal((await get(sb, token, orderPath("p1", orderId))).status, 200);
   });
 
-  it("serves any number of requests to every endpoint when rateLimitRps is 0", async () => {
+  it("serves any number of requests to every endpoint, the identity endpoints too, when rateLimitRps is 0", async () => {
     const sb = await fresh({ rateLimitRps: 0 });
     for (const endpoint of Object.keys(calls))
       assert.equal(await servedBeforeLimit(sb, endpoint, 60), 60, endpoint);
+    sb.seedIdentities([{ id: "solo", user_disabled: false, admin_disabled: false }]);
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, () => call(sb, token, "GET", `${IDENTITIES}/solo`)),
+    );
+    assert.deepEqual(
+      answers.filter((r) => r.status !== 200).map((r) => r.status),
+      [],
+    );
+    assert.equal(sb.stats().served[`${IDENTITIES}/:id`], 60);
   });
 
   it("applies an override table written as the platform documents its paths, and turns all off at 0", async () => {

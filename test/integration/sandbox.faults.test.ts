@@ -169,7 +169,7 @@ describe("sandbox fault injection", () => {
     assert.ok(outcomes[0]!.some((s) => s >= 500) && outcomes[0]!.some((s) => s === 200));
   });
 
-  it("closes promptly while a request is hanging", async () => {
+  it("closes while a request is hanging, and that request ends with a network error", async () => {
     const s = await startSandbox({
       identities: 1,
       hangRate: 1,

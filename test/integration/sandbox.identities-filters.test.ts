@@ -99,10 +99,12 @@ describe("sandbox identities listing filters", () => {
   it("follows controls created and deleted during a walk: identities ahead of the cursor appear or vanish, none repeat", async () => {
     const expectedBefore = holding((c) => c.type === "DORMANT");
     const tail = all.slice(-400);
-    const gainer = tail.find((i) => !active(i.id).some((c) => c.type === "DORMANT"))!;
+    const gainer = tail.find((i) => !active(i.id).some((c) => c.type === "DORMANT"));
     const loserControl = tail
       .flatMap((i) => active(i.id).filter((c) => c.type === "DORMANT" && c.is_overridable))
       .at(0);
+    assert.ok(gainer, "the seed has an identity without DORMANT near the end");
+    assert.ok(loserControl, "the seed has an overridable DORMANT control near the end");
     let loser: string | undefined;
     const got = await walkRepeated<Item>(
       sandbox,
@@ -115,13 +117,11 @@ describe("sandbox identities listing filters", () => {
       async (page) => {
         if (page !== 1) return;
         await createControl(sandbox, token, gainer.id, "DORMANT");
-        if (loserControl) {
-          loser = all.find((i) => active(i.id).some((c) => c.id === loserControl.id))?.id;
-          const del = await call(sandbox, token, "DELETE", CONTROLS, {
-            query: { control_id: loserControl.id },
-          });
-          assert.equal(del.status, 200);
-        }
+        loser = all.find((i) => active(i.id).some((c) => c.id === loserControl.id))?.id;
+        const del = await call(sandbox, token, "DELETE", CONTROLS, {
+          query: { control_id: loserControl.id },
+        });
+        assert.equal(del.status, 200);
       },
     );
     const seen = ids(got.items);
@@ -130,7 +130,8 @@ describe("sandbox identities listing filters", () => {
       seen.includes(gainer.id),
       "an identity ahead of the cursor that gained a DORMANT is listed",
     );
-    if (loser) assert.ok(!seen.includes(loser), "an identity that lost its only DORMANT is not");
+    assert.ok(loser, "the deleted DORMANT control belonged to a known identity");
+    assert.ok(!seen.includes(loser), "an identity that lost its only DORMANT is not");
     const expected = expectedBefore.filter((id) => id !== loser).concat(gainer.id);
     assert.deepEqual(
       [...seen].sort(),

@@ -119,16 +119,17 @@ describe("sandbox OAuth2 client credentials", () => {
     );
   });
 
-  it("refuses a scope the client is not allowed with 400 invalid_scope", async () => {
-    const res = await requestToken(sandbox, { readOnly: true, scope: SCOPES.writeControl });
-    assert.equal(res.status, 400);
-    assert.equal(res.body.error, "invalid_scope");
-  });
-
-  it("gives the read-only client every read scope and no write scope, and refuses it writes with 403", async () => {
+  it("gives the read-only client every read scope and no write scope, refuses it each write scope with 400 invalid_scope, and refuses it control writes with 403", async () => {
     const res = await requestToken(sandbox, { readOnly: true });
     assert.deepEqual(res.body.scope.split(" ").sort(), [...READ_ONLY_SCOPES].sort());
     assert.ok(!res.body.scope.includes("write"));
+    const writeScopes = Object.values(SCOPES).filter((s) => s.includes(":write_"));
+    assert.ok(writeScopes.length >= 3, `write scopes: ${writeScopes}`);
+    for (const s of writeScopes) {
+      const refused = await requestToken(sandbox, { readOnly: true, scope: s });
+      assert.equal(refused.status, 400, s);
+      assert.equal(refused.body.error, "invalid_scope", s);
+    }
     const token = res.body.access_token;
     assert.equal(
       (await call(sandbox, token, "GET", CONTROLS, { query: { identity_id: identityId } })).status,

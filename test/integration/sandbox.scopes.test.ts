@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { READ_ONLY_SCOPES, type Sandbox, SCOPES, startSandbox } from "../../src/sandbox/index.ts";
+import { type Sandbox, SCOPES, startSandbox } from "../../src/sandbox/index.ts";
 import {
   adminOk,
   DEPOSIT_ADDRESSES,
@@ -104,20 +104,6 @@ describe("sandbox bearer tokens and scopes on quote executions, orders, transfer
     const scopes: string[] = res.body.scope.split(" ");
     for (const s of NEW_SCOPES) assert.ok(scopes.includes(s), `missing ${s}`);
     assert.deepEqual([...scopes].sort(), Object.values(SCOPES).sort());
-  });
-
-  it("grants the read-only client every read scope and no write scope", async () => {
-    const res = await requestToken(sandbox, { readOnly: true });
-    assert.deepEqual(res.body.scope.split(" ").sort(), [...READ_ONLY_SCOPES].sort());
-    for (const s of [
-      SCOPES.writeInternalTransfer,
-      SCOPES.writeOrchestrationRule,
-      SCOPES.writeControl,
-    ]) {
-      const refused = await requestToken(sandbox, { readOnly: true, scope: s });
-      assert.equal(refused.status, 400);
-      assert.equal(refused.body.error, "invalid_scope");
-    }
   });
 
   it("serves each endpoint to a token holding only that endpoint's scope", async () => {

@@ -15,7 +15,7 @@ const baseEnv = {
 };
 
 describe("loadPlatformConfig", () => {
-  it("refuses plain http for a non-loopback host and says why", () => {
+  it("refuses plain http to a non-loopback API or token host, naming the env var or flag that set it and saying why", () => {
     assert.throws(
       () => loadPlatformConfig({}, { ...baseEnv, API_BASE_URL: "http://api.example.com" }),
       (err: Error) =>
@@ -23,6 +23,20 @@ describe("loadPlatformConfig", () => {
         /API_BASE_URL/.test(err.message) &&
         /unencrypted/.test(err.message),
     );
+    for (const [flag, url] of [
+      ["api-url", "http://api.example.com"],
+      ["token-url", "http://auth.example.com/oauth2/token"],
+    ] as const) {
+      assert.throws(
+        () => loadPlatformConfig({ [flag]: url }, baseEnv),
+        (err: unknown) =>
+          err instanceof UserError &&
+          err.message.includes(`--${flag}`) &&
+          err.message.includes(`"${new URL(url).hostname}"`) &&
+          /unencrypted/.test(err.message),
+        flag,
+      );
+    }
   });
 
   it("accepts plain http for 127.0.0.0/8, ::1 and localhost", () => {

@@ -2,32 +2,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { inspect } from "node:util";
 import { loadPlatformConfig } from "../../src/config.ts";
-import { UserError } from "../../src/errors.ts";
 import { createPlatformClient, READ_SCOPES, WRITE_SCOPES } from "../../src/platform/index.ts";
 
 const env = { OAUTH_CLIENT_ID: "client-1", OAUTH_CLIENT_SECRET: "very-secret-value-1" };
 
 describe("platform client configuration", () => {
-  it("refuses plain http:// to a non-loopback API or token host, naming the flag", () => {
-    for (const [flag, url] of [
-      ["api-url", "http://api.example.com"],
-      ["token-url", "http://auth.example.com/oauth2/token"],
-    ] as const) {
-      const argv = {
-        "api-url": "https://api.example.com",
-        "token-url": "https://auth.example.com/oauth2/token",
-        [flag]: url,
-      };
-      assert.throws(
-        () => loadPlatformConfig(argv, env),
-        (err: unknown) =>
-          err instanceof UserError &&
-          err.message.includes(`--${flag}`) &&
-          /http:\/\//.test(err.message),
-      );
-    }
-  });
-
   it("builds a client from the compiled config without printing the secret", () => {
     const cfg = loadPlatformConfig(
       { "api-url": "https://api.example.com", "token-url": "https://auth.example.com/t" },

@@ -87,11 +87,21 @@ describe("RunawayGuard", () => {
     );
   });
 
-  it("goes on when a page repeats some items of the page before it but brings new ones", () => {
+  it("goes on when a page repeats some items of the page before it but brings new ones, counting each item once", () => {
     const guard = new RunawayGuard(ENDPOINT, 10, undefined, "ASC");
-    guard.afterPage(pages(range(10), 10)[0] as GuardedItem[], true);
-    guard.afterPage(pages(range(20).slice(5), 15)[0] as GuardedItem[], true);
-    guard.afterPage(pages(range(30).slice(20), 10)[0] as GuardedItem[], false);
+    const first = pages(range(10), 10)[0] as GuardedItem[];
+    assert.doesNotThrow(() => guard.afterPage(first, true));
+    assert.doesNotThrow(() =>
+      guard.afterPage(pages(range(20).slice(5), 15)[0] as GuardedItem[], true),
+    );
+    assert.doesNotThrow(() =>
+      guard.afterPage(pages(range(30).slice(20), 10)[0] as GuardedItem[], true),
+    );
+    // A page of nothing new stops it, and the message counts the items served: 30, not 35.
+    assert.throws(
+      () => guard.afterPage(first, true),
+      stopped(/page 4 brought no item .*\(30 distinct items read\)/),
+    );
   });
 
   it("stops when a whole page goes back behind what earlier pages reached, against the order asked", () => {
@@ -124,7 +134,12 @@ describe("RunawayGuard", () => {
     const guard = new RunawayGuard(ENDPOINT, 10, undefined, "ASC");
     const page = pages(range(10), 10)[0] as GuardedItem[];
     guard.afterPage(page, true);
-    guard.afterPage(page, false);
+    assert.doesNotThrow(() => guard.afterPage(page, false));
+    // The same page promising more does stop it: the last page was let through for its promise.
+    assert.throws(
+      () => guard.afterPage(page, true),
+      stopped(/page 3 brought no item .*\(10 distinct items read\)/),
+    );
   });
 
   it("stops past twice the pages the expected total needs, plus ten", () => {

@@ -121,22 +121,30 @@ describe("TokenBucket", () => {
     assert.equal(await paused, false);
   });
 
-  it("after a stall with requests waiting, goes on at the rate instead of catching up with a burst", async () => {
-    const rate = 100;
-    const b = new TokenBucket({ rate, burst: 10 });
+  it("after a 300 ms stall with six requests waiting, grants at most three at once (the first plus 20 ms of jitter) and then one every 10 ms", async (t) => {
+    // A virtual clock: Date.now and the bucket's timer advance only when the test says so.
+    t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 1_000_000 });
+    const b = new TokenBucket({ rate: 100, burst: 10, now: () => Date.now() });
     assert.equal(await b.take(), true);
-    // Waiters queue; then the event loop is blocked for 300 ms before the timer can fire.
     const grants: number[] = [];
     const waiting = Array.from({ length: 6 }, () => b.take().then(() => grants.push(Date.now())));
-    const until = Date.now() + 300;
-    while (Date.now() < until) {
-      // blocked
+    // The event loop is blocked for 300 ms: the clock moves on, the timer due in 10 ms cannot fire.
+    t.mock.timers.setTime(Date.now() + 300);
+    let all = false;
+    void Promise.all(waiting).then(() => {
+      all = true;
+    });
+    while (!all) {
+      t.mock.timers.tick(1);
+      await new Promise((r) => setImmediate(r));
     }
-    await Promise.all(waiting);
-    // Without the guard the 10-token tolerance releases all six at once after the stall; with it
-    // at most the 20 ms of jitter (2 tokens at 100/s) is caught up.
-    const atOnce = grants.filter((t) => t - (grants[0] as number) < 5).length;
+    // Without the guard the 10-token tolerance releases all six at once after the stall.
+    const first = grants[0]!;
+    const atOnce = grants.filter((g) => g === first).length;
     assert.ok(atOnce <= 3, `${atOnce} grants together after the stall`);
+    for (let i = atOnce; i < grants.length; i++) {
+      assert.equal(grants[i]! - grants[i - 1]!, 10, `grants at ${grants.join(", ")}`);
+    }
   });
 
   it("with trackSends, holds a granted request's place in the one-second cap until it is sent", () => {
