@@ -16,6 +16,7 @@ import type { RunMode } from "../db/schema.ts";
 import { UserError } from "../errors.ts";
 import { failedRun, writeMetricsFile } from "../migration/metrics-file.ts";
 import { checkReportDir, reportDir } from "../migration/report.ts";
+import { noteOutFolderRun } from "../reports/out-folder-lock.ts";
 import { claimReportDir } from "../reports/report-files.ts";
 import { renderSummaryTable } from "../reports/summary.ts";
 import { logSummary } from "../reports/summary-log.ts";
@@ -61,6 +62,7 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
           pipeline.yes || askOnTerminal(confirmationQuestion(mode, writes, platform), signal),
         onRunStarted: (id) => {
           runId = id;
+          noteOutFolderRun(id);
           ctx.noteRun(id);
         },
       },
