@@ -49,6 +49,9 @@ export interface AtomicFile {
 export function openAtomicFile(path: string): AtomicFile {
   const tmp = tempName(path);
   const stream = createWriteStream(tmp, { flags: "wx" });
+  // The writer's pipeline hears the first error; a later one (a full disk failing the flush of
+  // what was still buffered) must not crash the process as an unhandled 'error' event.
+  stream.on("error", () => {});
   return {
     stream,
     commit: () => rename(tmp, path),
