@@ -16,6 +16,8 @@ import type { RunMode } from "../db/schema.ts";
 import { UserError } from "../errors.ts";
 import { failedRun, writeMetricsFile } from "../migration/metrics-file.ts";
 import { checkReportDir, reportDir } from "../migration/report.ts";
+import { diskFullError } from "../reports/disk-full.ts";
+import { noteOutFolderRun } from "../reports/out-folder-lock.ts";
 import { claimReportDir } from "../reports/report-files.ts";
 import { renderSummaryTable } from "../reports/summary.ts";
 import { logSummary } from "../reports/summary-log.ts";
@@ -44,7 +46,9 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
   const startedMs = Date.now();
   let runId: string | null = null;
   // --metrics-file: written at the end of every run, a failed one too (with what is known).
-  const failed = async (err: unknown, db: DatabaseHandle["db"] | null): Promise<never> => {
+  const failed = async (thrown: unknown, db: DatabaseHandle["db"] | null): Promise<never> => {
+    // The embedded database's disk full is named with its folder and flag.
+    const err = global.databaseUrl ? thrown : diskFullError(thrown, global.dataDir, "--data-dir");
     if (pipeline.metricsFile) {
       const run = failedRun(mode, runId, err, signal.aborted, startedMs);
       await writeMetricsFile(pipeline.metricsFile, db, run, logger);
@@ -62,6 +66,7 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
           askOnTerminal(confirmationQuestion(mode, writes, platform, pipeline.limit), signal),
         onRunStarted: (id) => {
           runId = id;
+          noteOutFolderRun(id);
           ctx.noteRun(id);
         },
       },

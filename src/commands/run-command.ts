@@ -1,3 +1,4 @@
+import { preloadSecretFile } from "../config/secret-file.ts";
 import { type Argv, type GlobalConfig, loadGlobalConfig } from "../config.ts";
 import { ExitCode, Interrupted } from "../errors.ts";
 import { createLogger, type Logger } from "../log.ts";
@@ -49,6 +50,8 @@ export async function runCommand(
   };
   try {
     const global = loadGlobalConfig(argv);
+    // Read ahead with a timeout, while SIGINT/SIGTERM are heard: config loading is synchronous.
+    await preloadSecretFile(argv["client-secret-file"], controller.signal);
     logger = createLogger({
       level: global.logLevel,
       format: global.logFormat,

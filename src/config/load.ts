@@ -3,7 +3,6 @@
  * objects that flow down to every other module. Every problem of a group of options is reported at
  * once, each naming the flag or env var to fix.
  */
-import { readFileSync } from "node:fs";
 import { UserError } from "../errors.ts";
 import { Secret } from "../secret.ts";
 import {
@@ -25,6 +24,7 @@ import {
   platformOptions,
   sourceOptions,
 } from "./options.ts";
+import { secretFromFile } from "./secret-file.ts";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 export type Argv = Readonly<Record<string, unknown>>;
@@ -215,16 +215,9 @@ export function loadRunConfigs(argv: Argv, env: Env = process.env): RunConfigs {
 /** The secret from its file, else from env OAUTH_CLIENT_SECRET; never from a flag. */
 function readSecret(file: string | undefined, env: Env, problems: string[]): string | undefined {
   if (file) {
-    let secret: string;
-    try {
-      secret = readFileSync(file, "utf8").trim();
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? "error";
-      problems.push(`--client-secret-file ${file} cannot be read: ${code}.`);
-      return undefined;
-    }
-    if (!secret) problems.push(`--client-secret-file ${file} is empty.`);
-    return secret;
+    const read = secretFromFile(file);
+    if ("problem" in read) problems.push(read.problem);
+    return "secret" in read ? read.secret : undefined;
   }
   const secret = env.OAUTH_CLIENT_SECRET || undefined;
   if (!secret) {

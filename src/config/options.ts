@@ -259,4 +259,13 @@ export const platformOptions = {
     group: "platform",
     help: "Longest the run waits on an unavailable platform (Retry-After, penalty, outage) before it stops as failed, in seconds.",
   }),
+  maxRefusedS: option({
+    flag: "max-refused-s",
+    env: "CONTROLS_MAX_REFUSED_S",
+    default: 1800,
+    schema: numberSchema({ min: 1, max: 604_800 }),
+    kind: "string",
+    group: "platform",
+    help: "Longest the run goes on while one endpoint answers only 429 or 5xx (no success between), however short each wait, before it stops, resumable, in seconds.",
+  }),
 } as const;

@@ -47,6 +47,8 @@ export interface DataDirLockOptions {
    * would let two processes write the folder. Default: throw, as proper-lockfile does.
    */
   readonly onCompromised?: (error: Error) => void;
+  /** The refusal when another process holds the lock (default: the embedded database's). */
+  readonly inUse?: (holder: string, refreshedS: number) => string;
 }
 
 interface Holder {
@@ -98,7 +100,7 @@ export function acquireDataDirLock(dataDir: string, options: DataDirLockOptions 
       }
       const seen = readLock(path);
       if (!seen) continue; // released meanwhile
-      if (!isAbandoned(seen, me, staleMs)) throw inUse(dataDir, seen, me);
+      if (!isAbandoned(seen, me, staleMs)) throw inUse(dataDir, seen, me, options.inUse);
       if (takeOver(path, seen, tmp, staleMs) && readLock(path)?.holder?.token === me.token) {
         return hold(path, me, options);
       }
@@ -177,7 +179,12 @@ function isAbandoned(seen: Seen, me: Holder, staleMs: number): boolean {
   return h !== undefined && h.ns === me.ns && h.pid !== me.pid && !isAlive(h.pid);
 }
 
-function inUse(dataDir: string, seen: Seen, me: Holder): UserError {
+function inUse(
+  dataDir: string,
+  seen: Seen,
+  me: Holder,
+  say?: DataDirLockOptions["inUse"],
+): UserError {
   const h = seen.holder;
   if (h && h.ns === me.ns && h.pid === me.pid) {
     return new UserError(
@@ -186,6 +193,7 @@ function inUse(dataDir: string, seen: Seen, me: Holder): UserError {
   }
   const who = h ? `pid ${h.pid} on ${h.host}` : "another process";
   const age = Math.round((Date.now() - seen.mtimeMs) / 1000);
+  if (say) return new UserError(say(who, age));
   return new UserError(
     `The embedded database in ${dataDir} is in use by another process (${who}; its lock was refreshed ${age} s ago). PGlite serves one process at a time: wait for it to finish, choose another --data-dir (env CONTROLS_DATA_DIR), or use PostgreSQL with --database-url (env DATABASE_URL).`,
   );

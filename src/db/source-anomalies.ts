@@ -6,6 +6,7 @@
 import type { NonUuidPolicy } from "../config.ts";
 import { MAX_IDENTITY_ID_LENGTH } from "../contract/limits.ts";
 import { BIDI_CONTROL, escapeInvisible } from "../visible-text.ts";
+import { parseFlagText } from "./flag-text.ts";
 
 /**
  * Every anomaly kind with the sentence the reports show. `rejects` tells whether the row is kept
@@ -35,7 +36,8 @@ export const ANOMALY_KINDS = Object.freeze({
   },
   invalid_flag: {
     rejects: true,
-    reason: "A flag holds a value that is not a boolean (accepted: true/false, t/f, yes/no, 1/0).",
+    reason:
+      "A flag holds a value that PostgreSQL would not read as a boolean (accepted, as in PostgreSQL: true/false, yes/no, on/off, 1/0 and prefixes such as t/f, any case, surrounding spaces ignored).",
   },
   non_uuid_id: {
     rejects: false,
@@ -52,8 +54,6 @@ export const MAX_ID_LENGTH = MAX_IDENTITY_ID_LENGTH;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UUID_ANY_CASE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
-const TRUE_TEXT = new Set(["t", "true", "y", "yes", "on", "1"]);
-const FALSE_TEXT = new Set(["f", "false", "n", "no", "off", "0"]);
 
 /** A row as the reader selects it: every column cast to text (NULL stays null). */
 export interface RawSourceRow {
@@ -76,7 +76,7 @@ export interface ClassifiedRow {
 }
 
 /**
- * Parses a flag the way PostgreSQL's boolean input does (trimmed, any case), from the text of a
+ * Parses a flag exactly as PostgreSQL's boolean input does (see `flag-text.ts`), from the text of a
  * boolean, integer or text column. `undefined` means "not a boolean".
  *
  * @example
@@ -85,18 +85,10 @@ export interface ClassifiedRow {
  *   parseFlag("2") // undefined
  */
 export function parseFlag(text: string | null): boolean | null | undefined {
-  if (text === null) return null;
-  const t = text.trim().toLowerCase();
-  if (TRUE_TEXT.has(t)) return true;
-  if (FALSE_TEXT.has(t)) return false;
-  return undefined;
+  return text === null ? null : parseFlagText(text);
 }
 
-/** The SQL literals `parseFlag` maps to true, for `countSource` to agree with the reader. */
-export const TRUE_FLAG_TEXTS: readonly string[] = [...TRUE_TEXT];
-
-/** The SQL literals `parseFlag` maps to false (untrimmed, lower-case): the source prefilter's "clean". */
-export const FALSE_FLAG_TEXTS: readonly string[] = [...FALSE_TEXT];
+export { FALSE_FLAG_TEXTS, TRUE_FLAG_TEXTS } from "./flag-text.ts";
 
 /** A lower-case UUID, as a PostgreSQL regular expression: an id `classifyRow` finds no fault with. */
 export const LOWER_UUID_PATTERN = UUID.source;

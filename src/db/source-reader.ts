@@ -31,7 +31,8 @@
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { SourceConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
-import { type ClassifiedRow, classifyRow, TRUE_FLAG_TEXTS } from "./source-anomalies.ts";
+import { flagTextIsTrue } from "./flag-text.ts";
+import { type ClassifiedRow, classifyRow } from "./source-anomalies.ts";
 import {
   duplicateIds,
   idKeysetPages,
@@ -213,7 +214,5 @@ export async function lookupSourceRows(
 }
 
 function isTrue(col: SourceColumn): RawBuilder<unknown> {
-  return col.type === "boolean"
-    ? sql`${col.ref} is true`
-    : sql`lower(btrim(${col.ref}::text)) = any(${TRUE_FLAG_TEXTS}::text[])`;
+  return col.type === "boolean" ? sql`${col.ref} is true` : flagTextIsTrue(col.ref);
 }

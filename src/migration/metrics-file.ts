@@ -9,6 +9,7 @@ import { lastSuccessfulReconcile } from "../db/metrics-queries.ts";
 import type { Database, RunMode } from "../db/schema.ts";
 import { ExitCode, Interrupted } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { isDiskFull } from "../reports/disk-full.ts";
 import type { FailedRun } from "../reports/run-metrics.ts";
 import type { RunSummary } from "../reports/summary.ts";
 
@@ -37,7 +38,8 @@ export async function writeMetricsFile(
     logger.debug(`Wrote metrics to ${path}`);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    logger.error(`Could not write --metrics-file ${path} (${code}); the run itself is unaffected.`);
+    const why = isDiskFull(err) ? `${code}: no space left on the device holding it` : code;
+    logger.error(`Could not write --metrics-file ${path} (${why}); the run itself is unaffected.`);
   }
 }
 

@@ -39,6 +39,7 @@ import {
 import { buildRunSummary, readRunFigures, reconcileChanges, tallyOf } from "./run-summary.ts";
 import type { SourceCounts } from "./source-stage.ts";
 import { type PlatformStateSummary, readPlatformState } from "./state-stage.ts";
+import { recordUnreported } from "./unreported-run.ts";
 
 export type { PendingWrites, PipelineDeps, PipelineOptions } from "./pipeline-context.ts";
 
@@ -224,28 +225,27 @@ async function finish(
   // A plan's journal statistics (for the next runs) are taken beside its report, not before it.
   const analyzed = options.mode === "plan" ? analyzeRunTables(db, "journal") : Promise.resolve();
   analyzed.catch(() => {}); // awaited below; a failure surfaces there
-  const summary = await writeRunReport(
-    db,
-    buildRunSummary({
-      runId: run.id,
-      tally,
-      status,
-      exitCode,
-      startedMs,
-      finishedMs: Date.now(),
-      strategy: run.strategy,
-      platformState: run.platformState ?? null,
-      source: run.source ?? { rowsRead: 0, candidates: 0, anomalies: 0 },
-      figures,
-      metrics: deps.client.metrics(),
-      changes: await reconcileChanges(db, run.id, tally),
-    }),
-    reportDir(run.id, options.run.out),
-    options.run.all,
-    options.run.force,
+  const counts = { ...figures.findings, ...figures.outcomes };
+  const built = buildRunSummary({
+    runId: run.id,
+    tally,
+    status,
+    exitCode,
+    startedMs,
+    finishedMs: Date.now(),
+    strategy: run.strategy,
+    platformState: run.platformState ?? null,
+    source: run.source ?? { rowsRead: 0, candidates: 0, anomalies: 0 },
+    figures,
+    metrics: deps.client.metrics(),
+    changes: await reconcileChanges(db, run.id, tally),
+  });
+  // A report that cannot be written (a full disk) leaves the run's counts recorded all the same.
+  const dir = reportDir(run.id, options.run.out);
+  const summary = await writeRunReport(db, built, dir, options.run.all, options.run.force).catch(
+    (err: unknown) => recordUnreported(db, built, counts, err),
   );
   await analyzed;
-  const counts = { ...figures.findings, ...figures.outcomes };
   await finishRun(db, run.id, { status, exitCode, counts, summary, error: gap?.message ?? null });
   const resumable = tally.interrupted && tally.unsettledActions > 0;
   return {

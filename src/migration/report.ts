@@ -8,6 +8,7 @@ import { listRunEvents } from "../db/run-control-queries.ts";
 import type { Database } from "../db/schema.ts";
 import { UserError } from "../errors.ts";
 import { type DiffRow, writeDiffCsv } from "../reports/csv.ts";
+import { diskFullError } from "../reports/disk-full.ts";
 import { writeReportHtml } from "../reports/html/write-report-html.ts";
 import { claimReportDir } from "../reports/report-files.ts";
 import { type ControlEventFigure, type RunSummary, writeSummaries } from "../reports/summary.ts";
@@ -139,7 +140,7 @@ export async function writeRunReport(
 ): Promise<RunSummary> {
   await claimReportDir(dir, summary.run_id, force);
   const csv = join(dir, "diff.csv");
-  const rows = await writeDiffCsv(csv, diffRows(db, summary.run_id, all));
+  const rows = await writeDiffCsv(csv, diffRows(db, summary.run_id, all)).catch(diskFullAt(csv));
   const events = await controlEvents(db, summary.run_id);
   const full: RunSummary = {
     ...summary,
@@ -148,9 +149,17 @@ export async function writeRunReport(
   };
   await writeSummaries(join(dir, "summary.json"), join(dir, "summary.md"), full);
   const html = join(dir, "report.html");
-  await writeReportHtml(html, await htmlReportInput(db, full), diffRows(db, summary.run_id, all));
+  await writeReportHtml(
+    html,
+    await htmlReportInput(db, full),
+    diffRows(db, summary.run_id, all),
+  ).catch(diskFullAt(html));
   return full;
 }
+
+/** Rethrows a full disk as an error naming `path` and --out (the report folder's flag). */
+const diskFullAt = (path: string) => (err: unknown) =>
+  Promise.reject(diskFullError(err, path, "--out"));
 
 /** The run's pauses, continues, rate changes and holds, as summary.json lists them. */
 async function controlEvents(db: Kysely<Database>, runId: string): Promise<ControlEventFigure[]> {

@@ -27,6 +27,7 @@ import {
   recordedOptions,
 } from "./pipeline-context.ts";
 import { bindingDifferences, type RunBinding } from "./run-binding.ts";
+import { readRunFigures } from "./run-summary.ts";
 import type { SourceCounts } from "./source-stage.ts";
 
 /** The outcome of the pending actions of a writer whose read never finished (none was sent). */
@@ -256,7 +257,10 @@ export async function failRun(
     if (run && run.status !== "running") return;
     const code = status === "interrupted" ? ExitCode.interrupted : ExitCode.failed;
     const error = err === undefined ? null : err instanceof Error ? err.message : String(err);
-    await finishRun(db, runId, { status, exitCode: code, error });
+    // What it did so far, from the journal: `runs` shows a failed run's true counts, not "-".
+    const figures = await readRunFigures(db, runId).catch(() => undefined);
+    const counts = figures ? { ...figures.findings, ...figures.outcomes } : undefined;
+    await finishRun(db, runId, { status, exitCode: code, error, ...(counts ? { counts } : {}) });
   } catch {
     // The database may be what failed; the next writer marks a run left running as interrupted.
   }

@@ -3,23 +3,24 @@ import pLimit, { type LimitFunction } from "p-limit";
 import { backoffDelayMs, sleep } from "../backoff.ts";
 import type { PlatformConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
+import { MAX_RESPONSE_BYTES, tooLargeDetail } from "./bounded-body.ts";
 import type { MetricsRecorder } from "./client-metrics.ts";
-import { buildUrl, exchange, readJson } from "./http-exchange.ts";
+import { buildUrl, exchange, type Outcome, readJson } from "./http-exchange.ts";
 import { LinkedSignal } from "./linked-signal.ts";
 import { waitTooLong } from "./max-wait.ts";
 import {
   type Classification,
   classify,
   type HttpMethod,
-  kindForStatus,
   PlatformError,
   type PlatformErrorKind,
 } from "./platform-error.ts";
-import { parseProblem, parseRetryAfter } from "./problem-details.ts";
+import { parseRetryAfter } from "./problem-details.ts";
 import type { RateBudget } from "./rate-budget.ts";
 import type { Redactor } from "./redactor.ts";
+import type { RefusalPatience } from "./refusal-patience.ts";
+import { statusError } from "./status-error.ts";
 import type { TokenManager } from "./token-manager.ts";
-import { PATHS, SCOPE_READ_CONTROL, SCOPE_READ_IDENTITY, SCOPE_WRITE_CONTROL } from "./types.ts";
 
 export interface RequestSpec {
   readonly method: HttpMethod;
@@ -53,6 +54,8 @@ export interface HttpClientDeps {
   readonly signal: AbortSignal;
   /** Stops the whole client (aborts `signal` with this error): the run cannot go on. */
   readonly halt: (error: PlatformError) => void;
+  /** The run's patience with an endpoint that keeps refusing (--max-refused-s). */
+  readonly patience: RefusalPatience;
 }
 
 const PENALISED = Symbol("penalised");
@@ -90,9 +93,12 @@ export class HttpClient {
     // Every wait of the call (penalty, token, slot, backoff) listens on this call's own signal, so
     // the client's and the run's long-lived signals carry one listener each, not one per request.
     const call = new LinkedSignal([this.#d.signal, spec.signal]);
+    const key = `${spec.method} ${spec.template}`;
+    this.#d.patience.begin(key);
     try {
       return await this.#send(spec, call.signal);
     } finally {
+      this.#d.patience.end(key);
       call.dispose();
     }
   }
@@ -144,9 +150,15 @@ export class HttpClient {
         throw this.#cancelled(key, spec.method, false, attempts, hadAmbiguous);
       attempts += 1;
       metrics.status(key, "failure" in outcome ? outcome.failure.kind : outcome.status);
+      this.#notePatience(key, outcome);
 
       let error: PlatformError;
-      if ("failure" in outcome) {
+      if ("tooLarge" in outcome) {
+        error = this.#error(key, "protocol", spec.method === "GET" ? "fatal" : "ambiguous", {
+          status: outcome.status,
+          detail: tooLargeDetail(outcome.tooLarge, MAX_RESPONSE_BYTES),
+        });
+      } else if ("failure" in outcome) {
         const f = outcome.failure;
         if (f.kind === "cancelled")
           throw this.#cancelled(key, spec.method, f.sent, attempts, hadAmbiguous);
@@ -180,25 +192,10 @@ export class HttpClient {
         tokens.invalidate(token);
         continue;
       } else if (outcome.status === 429) {
-        m.rateLimited += 1;
-        metrics.error(key, "rate_limited");
-        const retryAfter = parseRetryAfter(outcome.retryAfter);
-        const wait = retryAfter ?? config.penaltyS;
-        if (wait > config.maxWaitS) {
-          const error = waitTooLong(
-            key,
-            wait,
-            retryAfter === undefined ? "--penalty-s" : "Retry-After",
-            config.maxWaitS,
-          );
-          // Nothing more may go out: every other request of the run stops with this reason.
-          this.#d.halt(error);
-          throw error.with({ attempts });
-        }
-        budget.penalise(spec.template, retryAfter);
+        this.#rateLimited(key, spec.template, outcome.retryAfter, attempts);
         continue;
       } else {
-        error = this.#statusError(key, spec, outcome.status, outcome.text, replayed);
+        error = statusError(this.#d.redactor, key, spec, outcome, replayed);
       }
 
       // Only two 401s in a row are fatal: a later revocation (after a retry) earns a fresh replay.
@@ -229,28 +226,33 @@ export class HttpClient {
     }
   }
 
-  #statusError(
-    key: string,
-    spec: RequestSpec,
-    status: number,
-    text: string,
-    replayed: boolean,
-  ): PlatformError {
-    const problem = parseProblem(this.#d.redactor.scrub(text));
-    const kind = kindForStatus(status);
-    let detail = problem.detail;
-    if (status === 401 && replayed) {
-      detail += ` (the platform refused a freshly issued token too; likely causes: the client's credentials or tokens were revoked, --token-url issues tokens for a different client or tenant than --api-url serves, or this machine's clock is far off)`;
-    } else if (status === 403) {
-      detail += ` (the token lacks the scope this endpoint needs, ${scopeFor(spec)}; check which scopes this client id is allowed)`;
-    } else if (status >= 300 && status < 400) {
-      detail = `unexpected redirect (${status}); check --api-url`;
+  /** A 429: the endpoint is penalised, or, asked for a wait beyond --max-wait-s, the run stops. */
+  #rateLimited(key: string, template: string, header: string | null, attempts: number): void {
+    const { config, budget, metrics } = this.#d;
+    metrics.endpoint(key).rateLimited += 1;
+    metrics.error(key, "rate_limited");
+    const retryAfter = parseRetryAfter(header);
+    const wait = retryAfter ?? config.penaltyS;
+    if (wait > config.maxWaitS) {
+      const source = retryAfter === undefined ? "--penalty-s" : "Retry-After";
+      const error = waitTooLong(key, wait, source, config.maxWaitS);
+      // Nothing more may go out: every other request of the run stops with this reason.
+      this.#d.halt(error);
+      throw error.with({ attempts });
     }
-    return this.#error(key, kind, classify(kind, spec.method, true), {
-      status,
-      title: problem.title,
-      detail,
-    });
+    budget.penalise(template, retryAfter);
+  }
+
+  /** The run's patience (--max-refused-s): a 429 or 5xx extends a refusal streak, a 2xx ends it. */
+  #notePatience(key: string, outcome: Outcome): void {
+    if ("failure" in outcome) return;
+    if (outcome.status >= 200 && outcome.status < 300) this.#d.patience.succeeded(key);
+    else if (outcome.status === 429 || outcome.status >= 500)
+      this.#d.patience.refused(
+        key,
+        outcome.status,
+        "retryAfter" in outcome ? outcome.retryAfter : null,
+      );
   }
 
   #error(
@@ -305,10 +307,4 @@ export class HttpClient {
  */
 function stillAmbiguous(error: PlatformError, attempts: number): PlatformError {
   return error.with({ attempts, afterAmbiguousAttempt: true, classification: "ambiguous" });
-}
-
-function scopeFor(spec: RequestSpec): string {
-  if (spec.template === PATHS.controls)
-    return spec.method === "GET" ? SCOPE_READ_CONTROL : SCOPE_WRITE_CONTROL;
-  return SCOPE_READ_IDENTITY;
 }

@@ -4,18 +4,28 @@
  */
 
 import { request } from "undici";
+import { MAX_RESPONSE_BYTES, readBounded } from "./bounded-body.ts";
 import { LinkedSignal } from "./linked-signal.ts";
 import { describeFetchFailure, type FetchFailure, type HttpMethod } from "./platform-error.ts";
 import { watchSend } from "./send-watch.ts";
 
 /** What came back: an answer (any status), or why there was none. */
 export type Outcome =
-  | { readonly status: number; readonly text: string; readonly retryAfter: string | null }
+  | {
+      readonly status: number;
+      readonly text: string;
+      readonly retryAfter: string | null;
+      readonly location: string | null;
+    }
+  | { readonly status: number; readonly tooLarge: TooLarge }
   | { readonly failure: FetchFailure };
+
+type TooLarge = { readonly bytes: number; readonly declared: number | undefined };
 
 /**
  * Sends one request with the bearer token, within `timeoutMs`, never following a redirect (it
- * would carry the token to wherever it points). Never throws: a failure is an outcome.
+ * would carry the token to wherever it points), reading at most `MAX_RESPONSE_BYTES` of the body.
+ * Never throws: a failure is an outcome.
  * `onSent` is called once, when the request is written to its socket (see `send-watch.ts`), or
  * at the end of the exchange if it never was.
  *
@@ -49,16 +59,14 @@ export async function exchange(
       body,
       signal: link.signal,
     });
-    const chunks: Buffer[] = [];
-    for await (const chunk of res.body) chunks.push(chunk as Buffer);
-    const text =
-      chunks.length === 1 ? (chunks[0] as Buffer).toString() : Buffer.concat(chunks).toString();
+    const read = await readBounded(res.body, res.headers["content-length"], MAX_RESPONSE_BYTES);
     latency.record(performance.now() - started);
-    const retryAfter = res.headers["retry-after"];
+    if ("tooLarge" in read) return { status: res.statusCode, tooLarge: read.tooLarge };
     return {
       status: res.statusCode,
-      text,
-      retryAfter: (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null,
+      text: read.text,
+      retryAfter: header(res.headers["retry-after"]),
+      location: header(res.headers.location),
     };
   } catch (err) {
     return {
@@ -69,6 +77,8 @@ export async function exchange(
     link.dispose();
   }
 }
+
+const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? null;
 
 /**
  * The body as JSON; an empty body is `{}` (the delete endpoint answers with nothing).

@@ -13,6 +13,7 @@ import type {
 import { PlatformError } from "./platform-error.ts";
 import { RateBudget } from "./rate-budget.ts";
 import { Redactor } from "./redactor.ts";
+import { RefusalPatience } from "./refusal-patience.ts";
 import { RunawayGuard } from "./runaway-guard.ts";
 import { basicCredentials, TokenManager } from "./token-manager.ts";
 import {
@@ -67,25 +68,14 @@ export function createPlatformClient(
     redactor.add(credential);
   const metrics = new MetricsRecorder();
   const budget = new RateBudget({ rate: config.rate, penaltyS: config.penaltyS, logger });
+  const patience = new RefusalPatience({ limitS: config.maxRefusedS, halt, signal });
+  // The token manager's settings are the platform config's own (token URL, client, timeouts).
   const tokens = new TokenManager({
-    tokenUrl: config.tokenUrl,
-    clientId: config.clientId,
-    clientSecret: config.clientSecret,
-    scopes: options.scopes,
-    tokenRps: config.tokenRps,
-    timeoutMs: config.timeoutMs,
-    maxAttempts: config.maxAttempts,
-    retryBaseMs: config.retryBaseMs,
-    retryCapMs: config.retryCapMs,
-    penaltyS: config.penaltyS,
-    maxWaitS: config.maxWaitS,
-    halt,
-    logger,
-    metrics,
-    redactor,
-    signal,
+    ...{ ...config, scopes: options.scopes, halt, patience, logger, metrics, redactor, signal },
   });
-  const http = new HttpClient({ config, tokens, budget, metrics, redactor, logger, signal, halt });
+  const http = new HttpClient({
+    ...{ config, tokens, budget, metrics, redactor, logger, signal, halt, patience },
+  });
   const canWrite = options.scopes.includes(SCOPE_WRITE_CONTROL);
 
   const refuse = (endpoint: string, kind: "bad_request" | "forbidden", detail: string) =>

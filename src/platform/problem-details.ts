@@ -49,21 +49,32 @@ export function oauthErrorCode(text: string): string | undefined {
   }
 }
 
+/** The three forms RFC 9110 §5.6.7 allows for an HTTP date (IMF-fixdate, RFC 850, asctime). */
+const HTTP_DATE = [
+  /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/,
+  /^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), \d{2}-(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)-\d{2} \d{2}:\d{2}:\d{2} GMT$/,
+  /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/,
+];
+
 /**
- * Retry-After as seconds: either delta-seconds or an HTTP date. Undefined when absent or
- * unreadable, so the caller falls back to its configured penalty.
+ * Retry-After as seconds: a non-negative integer (delta-seconds) or an HTTP date. Undefined when
+ * absent or anything else (`-5`, `1.5`, `soon`, a date in another form), so the caller falls back
+ * to its configured penalty: a malformed header never becomes "retry at once".
  *
  * @example
  *   parseRetryAfter("2") // 2
+ *   parseRetryAfter("-5") // undefined (Date.parse would read it as the year 2001)
  *   parseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT", Date.parse("Wed, 21 Oct 2015 07:27:00 GMT")) // 60
  */
 export function parseRetryAfter(header: string | null, now = Date.now()): number | undefined {
   if (header === null) return undefined;
   const value = header.trim();
-  if (/^\d+(\.\d+)?$/.test(value)) return Number(value);
-  const at = Date.parse(value);
+  if (/^\d+$/.test(value)) return Number(value);
+  if (!HTTP_DATE.some((form) => form.test(value))) return undefined;
+  // asctime carries no zone; it is GMT all the same.
+  const at = Date.parse(/GMT$/.test(value) ? value : `${value} GMT`);
   if (Number.isNaN(at)) return undefined;
-  return Math.max(0, (at - now) / 1000);
+  return Math.max(0, Math.ceil((at - now) / 1000));
 }
 
 function str(v: unknown): string | undefined {

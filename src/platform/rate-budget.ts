@@ -142,7 +142,7 @@ export class RateBudget {
     this.#options.logger.warn(
       `Rate limited (429) on ${key}: sending nothing more to it until ${new Date(ep.pausedUntil).toISOString()} ` +
         `(${retryAfterS === undefined ? `no Retry-After, using --penalty-s ${seconds}` : `Retry-After ${seconds} s`}); ` +
-        `its budget drops from ${round(before)} to ${round(after)} requests/s for the rest of the run. Other endpoints continue.`,
+        `${budgetChange(before, after)} Other endpoints continue.`,
       { endpoint: key, resume_at: new Date(ep.pausedUntil).toISOString() },
     );
     return true;
@@ -165,3 +165,18 @@ export class RateBudget {
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
+
+/**
+ * What a penalty did to the endpoint's rate, truthfully: halved, or left at its floor of 1 request/s
+ * (or at a lower rate the operator chose).
+ *
+ * @example
+ *   budgetChange(40, 20) // "its budget drops from 40 to 20 requests/s for the rest of the run."
+ *   budgetChange(1, 1) // "its budget stays at 1 request/s, the lowest a penalty sets."
+ */
+export function budgetChange(before: number, after: number): string {
+  if (after < before)
+    return `its budget drops from ${round(before)} to ${round(after)} requests/s for the rest of the run.`;
+  const unit = round(after) === 1 ? "request/s" : "requests/s";
+  return `its budget stays at ${round(after)} ${unit}, the lowest a penalty sets.`;
+}

@@ -3,12 +3,13 @@ import { backoffDelayMs, sleep } from "../backoff.ts";
 import type { Logger } from "../log.ts";
 import type { Secret } from "../secret.ts";
 import type { MetricsRecorder } from "./client-metrics.ts";
-import { LinkedSignal } from "./linked-signal.ts";
 import { waitTooLong } from "./max-wait.ts";
-import { describeFetchFailure, PlatformError } from "./platform-error.ts";
+import { PlatformError } from "./platform-error.ts";
 import { oauthErrorCode, parseProblem, parseRetryAfter } from "./problem-details.ts";
 import type { Redactor } from "./redactor.ts";
+import type { RefusalPatience } from "./refusal-patience.ts";
 import { TokenBucket } from "./token-bucket.ts";
+import { basic, requestToken } from "./token-request.ts";
 
 export interface TokenManagerOptions {
   readonly tokenUrl: string;
@@ -27,6 +28,8 @@ export interface TokenManagerOptions {
   readonly maxWaitS: number;
   /** Stops the whole client with this error. */
   readonly halt: (error: PlatformError) => void;
+  /** The run's patience with a token endpoint that keeps refusing (--max-refused-s). */
+  readonly patience: RefusalPatience;
   readonly logger: Logger;
   readonly metrics: MetricsRecorder;
   readonly redactor: Redactor;
@@ -74,6 +77,7 @@ export class TokenManager {
     if (t && Date.now() < t.refreshAt) return t.value;
     if (this.#fatal) throw this.#fatal;
     if (!this.#refresh) {
+      this.#o.patience.begin(this.#endpoint);
       this.#refresh = this.#fetch()
         .catch((err: unknown) => {
           // Thousands of queued requests must not each ask the token endpoint again.
@@ -87,6 +91,7 @@ export class TokenManager {
         })
         .finally(() => {
           this.#refresh = undefined;
+          this.#o.patience.end(this.#endpoint);
         });
     }
     return signal ? raceAbort(this.#refresh, signal, this.#endpoint) : this.#refresh;
@@ -104,29 +109,9 @@ export class TokenManager {
     for (let attempt = 1; ; attempt++) {
       await this.#bucket.take(signal).catch(() => cancelled(this.#endpoint, signal));
       o.metrics.token.requests += 1;
-      const link = new LinkedSignal([signal], o.timeoutMs);
-      let status: number;
-      let text: string;
-      let retryAfter: string | null;
-      try {
-        const res = await fetch(o.tokenUrl, {
-          method: "POST",
-          headers: {
-            authorization: `Basic ${basic(o.clientId, o.clientSecret.reveal())}`,
-            "content-type": "application/x-www-form-urlencoded",
-            accept: "application/json",
-          },
-          body: new URLSearchParams({
-            grant_type: "client_credentials",
-            scope: o.scopes.join(" "),
-          }),
-          signal: link.signal,
-        });
-        status = res.status;
-        retryAfter = res.headers.get("retry-after");
-        text = await res.text();
-      } catch (err) {
-        const f = describeFetchFailure(err, { timedOut: link.timedOut, cancelled: link.cancelled });
+      const answer = await requestToken(o, signal, this.#endpoint);
+      if ("failure" in answer) {
+        const f = answer.failure;
         o.metrics.token.errors += 1;
         if (f.kind === "cancelled") cancelled(this.#endpoint);
         const error = new PlatformError({
@@ -139,9 +124,10 @@ export class TokenManager {
         if (attempt >= o.maxAttempts) throw error;
         await this.#backoff(attempt, error);
         continue;
-      } finally {
-        link.dispose();
       }
+      const { status, text, retryAfter } = answer;
+      if (status === 429 || status >= 500) o.patience.refused(this.#endpoint, status, retryAfter);
+      else o.patience.succeeded(this.#endpoint);
       if (status >= 200 && status < 300) {
         const token = this.#accept(text, started);
         this.#token = token;
@@ -260,12 +246,6 @@ export class TokenManager {
   [inspect.custom](): string {
     return "[TokenManager]";
   }
-}
-
-/** RFC 6749 §2.3.1: id and secret are form-encoded before the Basic encoding. */
-function basic(id: string, secret: string): string {
-  const enc = (s: string) => encodeURIComponent(s).replace(/%20/g, "+");
-  return Buffer.from(`${enc(id)}:${enc(secret)}`).toString("base64");
 }
 
 /**

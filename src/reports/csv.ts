@@ -28,15 +28,23 @@ export const DIFF_COLUMNS = [
 export type DiffColumn = (typeof DIFF_COLUMNS)[number];
 export type DiffRow = Record<DiffColumn, string | number | boolean | Date | null>;
 
-const FORMULA_START = /^[=+\-@\t\r]/;
+/**
+ * A cell a spreadsheet would run as a formula: after any leading whitespace (spreadsheets skip it),
+ * one of `= + - @` or its fullwidth form `＝ ＋ － ＠` (some spreadsheets fold those to ASCII), or
+ * a leading tab or CR.
+ */
+const FORMULA_START = /^(?:[\t\r]|[\s\u00a0\u3000]*[=+\-@\uff1d\uff0b\uff0d\uff20])/u;
 
 /**
- * Neutralises a cell that a spreadsheet would run as a formula (OWASP "CSV injection"): a leading
- * `=`, `+`, `-`, `@`, tab or CR gets a leading apostrophe. Ids come from the user's database and the
- * platform, so they are untrusted.
+ * Neutralises a cell that a spreadsheet would run as a formula (OWASP "CSV injection"): a cell
+ * starting with `=`, `+`, `-`, `@` (or their fullwidth forms), even after whitespace, or with a tab
+ * or CR, gets a leading apostrophe. Ids come from the user's database and the platform, so they are
+ * untrusted.
  *
  * @example
  *   neutraliseCell("=HYPERLINK(\"http://x\")") // "'=HYPERLINK(\"http://x\")"
+ *   neutraliseCell(" =1+1") // "' =1+1"
+ *   neutraliseCell("＝1+1") // "'＝1+1"
  */
 export function neutraliseCell(value: string): string {
   return FORMULA_START.test(value) ? `'${value}` : value;

@@ -9,6 +9,7 @@ import { createWriteStream, type WriteStream } from "node:fs";
 import { lstat, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { UserError } from "../errors.ts";
+import { claimOutFolder } from "./out-folder-lock.ts";
 
 const tempName = (path: string) =>
   join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
@@ -48,6 +49,9 @@ export interface AtomicFile {
 export function openAtomicFile(path: string): AtomicFile {
   const tmp = tempName(path);
   const stream = createWriteStream(tmp, { flags: "wx" });
+  // The writer's pipeline hears the first error; a later one (a full disk failing the flush of
+  // what was still buffered) must not crash the process as an unhandled 'error' event.
+  stream.on("error", () => {});
   return {
     stream,
     commit: () => rename(tmp, path),
@@ -59,8 +63,9 @@ export function openAtomicFile(path: string): AtomicFile {
 }
 
 /**
- * Makes sure `dir` exists and holds no other run's report: a `summary.json` of another run (or one
- * that cannot be read as a run's) is refused, naming the run, unless `force`. `runId` undefined
+ * Makes sure `dir` exists, is written by this process alone (see `out-folder-lock.ts`) and holds no
+ * other run's report: a `summary.json` of another run (or one that cannot be read as a run's) is
+ * refused, naming the run, unless `force`. `runId` undefined
  * means a run not started yet, for which any report there is another run's.
  *
  * @example
@@ -72,6 +77,7 @@ export async function claimReportDir(
   force: boolean,
 ): Promise<void> {
   await mkdir(dir, { recursive: true });
+  claimOutFolder(dir);
   const summary = join(dir, "summary.json");
   let owner: string | undefined;
   try {

@@ -1,4 +1,5 @@
 import { escapeInvisible } from "../visible-text.ts";
+import { diskFullError } from "./disk-full.ts";
 import { writeFileAtomic } from "./report-files.ts";
 
 export interface EndpointFigures {
@@ -234,11 +235,17 @@ export async function writeSummaries(
   s: RunSummary,
 ): Promise<void> {
   // JSON already escapes C0 controls; DEL, C1 and bidi controls can only sit inside its strings.
+  // A full disk names the file and --out (the report folder's flag), not only "ENOSPC".
+  const full = (path: string) => (err: unknown) =>
+    Promise.reject(diskFullError(err, path, "--out"));
   await writeFileAtomic(
     jsonPath,
     escapeInvisible(`${JSON.stringify(s, null, 2)}\n`, { keepNewlines: true }),
-  );
-  await writeFileAtomic(mdPath, escapeInvisible(renderSummaryMarkdown(s), { keepNewlines: true }));
+  ).catch(full(jsonPath));
+  await writeFileAtomic(
+    mdPath,
+    escapeInvisible(renderSummaryMarkdown(s), { keepNewlines: true }),
+  ).catch(full(mdPath));
 }
 
 /**

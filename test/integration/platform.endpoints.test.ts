@@ -262,14 +262,18 @@ describe("responses the sandbox never gives, from a misbehaving server", () => {
     await client.close();
   });
 
-  it("never follows a redirect, so the bearer token cannot travel elsewhere", async () => {
+  it("never follows a redirect, so the bearer token cannot travel elsewhere; the error names the status, the target and --api-url", async () => {
     const client = createPlatformClient(configFor(urls, "c", "s3cret-odd"), {
       scopes: READ_SCOPES,
     });
     await assert.rejects(
       client.getIdentity("i-1"),
       (err: unknown) =>
-        err instanceof PlatformError && /unexpected redirect \(302\)/.test(err.message),
+        err instanceof PlatformError &&
+        err.classification === "fatal" &&
+        /: 302: the platform redirected to http:\/\/127\.0\.0\.1:9\/steal; redirects are never followed .* Check --api-url/.test(
+          err.message,
+        ),
     );
     assert.ok(!seen.some((s) => s.includes("/steal")));
     await client.close();

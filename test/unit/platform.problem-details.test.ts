@@ -34,15 +34,30 @@ describe("parseProblem", () => {
 });
 
 describe("parseRetryAfter", () => {
-  it("reads delta-seconds and HTTP dates", () => {
+  it("reads a non-negative integer as seconds and each of the three HTTP date forms as seconds from now", () => {
     assert.equal(parseRetryAfter("2"), 2);
-    assert.equal(parseRetryAfter("1.5"), 1.5);
+    assert.equal(parseRetryAfter(" 0 "), 0);
     const now = Date.parse("Wed, 21 Oct 2015 07:27:00 GMT");
     assert.equal(parseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT", now), 60);
+    assert.equal(parseRetryAfter("Wednesday, 21-Oct-15 07:28:00 GMT", now), 60);
+    assert.equal(parseRetryAfter("Wed Oct 21 07:28:00 2015", now), 60);
   });
 
-  it("returns undefined for an absent or unreadable header, so the configured penalty applies", () => {
-    assert.equal(parseRetryAfter(null), undefined);
-    assert.equal(parseRetryAfter("soon"), undefined);
+  it("returns undefined for an absent header and for every value that is neither a non-negative integer nor an HTTP date, so the penalty applies and never 0", () => {
+    const now = Date.parse("Wed, 21 Oct 2015 07:27:00 GMT");
+    for (const bad of [
+      null,
+      "soon",
+      "-5",
+      "-0",
+      "1.5",
+      "+3",
+      "1e3",
+      "",
+      "2015-10-21T07:28:00Z",
+      "5 s",
+    ]) {
+      assert.equal(parseRetryAfter(bad, now), undefined, String(bad));
+    }
   });
 });

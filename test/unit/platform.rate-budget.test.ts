@@ -60,6 +60,17 @@ describe("RateBudget", () => {
     assert.deepEqual([s?.rate, s?.penalties], [1, 3]);
   });
 
+  it("says the budget drops only when it does: a penalty at the floor of 1 rps says it stays at 1 request/s", () => {
+    const { budget, lines, advance } = setup(2);
+    budget.penalise("/v2/identity/controls", 1);
+    advance(2000);
+    budget.penalise("/v2/identity/controls", 1);
+    assert.equal(lines.length, 2);
+    assert.match(lines[0] as string, /its budget drops from 2 to 1 requests\/s/);
+    assert.match(lines[1] as string, /its budget stays at 1 request\/s, the lowest a penalty sets/);
+    assert.doesNotMatch(lines[1] as string, /drops from 1 to 1/);
+  });
+
   it("opens again once the penalty has passed", async () => {
     const { budget, advance } = setup();
     budget.penalise("/v2/identity/controls", 2);

@@ -63,6 +63,25 @@ describe("writeDiffCsv", () => {
     assert.equal(line, "r,i,true,false,,,,,,,,,,,201,,1,2026-01-02T03:04:05.000Z");
   });
 
+  it("prefixes an apostrophe to a cell whose formula sign follows leading whitespace or is the fullwidth form of = + - @", () => {
+    const cells = [
+      " =1+1",
+      "  +1",
+      "\u00a0-1",
+      "\u3000@SUM(A1)",
+      "＝1+1",
+      "＋1",
+      "－1",
+      "＠SUM(A1)",
+      " ＝1",
+    ];
+    for (const cell of cells) assert.equal(neutraliseCell(cell), `'${cell}`, JSON.stringify(cell));
+  });
+
+  it("leaves a cell alone when = + - @ appear only after its first visible character", () => {
+    for (const cell of ["a=1", "1+1", " a-b", "x＠y"]) assert.equal(neutraliseCell(cell), cell);
+  });
+
   it("keeps ordinary ids untouched", () => {
     assert.equal(
       neutraliseCell("4f1c2d9e-0000-4000-8000-000000000000"),

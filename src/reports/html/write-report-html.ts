@@ -4,6 +4,7 @@
  * whatever the run's size; the file appears whole (temporary file, then rename).
  */
 import { once } from "node:events";
+import { finished } from "node:stream/promises";
 import type { DiffRow } from "../csv.ts";
 import { openAtomicFile } from "../report-files.ts";
 import { jsonForScript, showInvisible } from "./html-text.ts";
@@ -60,6 +61,8 @@ export async function writeReportHtml(
 ): Promise<number> {
   const file = openAtomicFile(path);
   const write = async (chunk: string) => {
+    // A write that already failed (a full disk) stops here, not in a wait for "drain" or "finish".
+    if (file.stream.errored) throw file.stream.errored;
     if (!file.stream.write(chunk)) await once(file.stream, "drain");
   };
   let shown = 0;
@@ -74,7 +77,7 @@ export async function writeReportHtml(
     }
     await write(renderPageTail(input, shown));
     file.stream.end();
-    await once(file.stream, "finish");
+    await finished(file.stream);
     await file.commit();
   } catch (err) {
     await file.abort();

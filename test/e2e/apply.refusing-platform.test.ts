@@ -1,0 +1,142 @@
+/**
+ * `apply` against a platform that answers every create with 429 forever: with `Retry-After: -5`
+ * (malformed, so the --penalty-s applies, never 0) and with no Retry-After at all. The run stops
+ * within --max-refused-s (small here, so the test takes seconds), says what the platform answered
+ * and for how long, records its counts, and a resume against a healthy platform finishes it.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { loadSourceConfig } from "../../src/config.ts";
+import { seedSource } from "../../src/db/seed.ts";
+import { syntheticIdentities } from "../../src/synthetic.ts";
+import { runCli } from "../helpers/cli.ts";
+import { backends, type TestTarget } from "../helpers/db.ts";
+import { startHostilePlatform } from "../helpers/hostile-platform.ts";
+
+const N = 60;
+const SEED = 11;
+const IDS = [...syntheticIdentities(N, SEED)].map((r) => r.id);
+const LIMIT_S = 3;
+
+for (const backend of backends) {
+  for (const header of ["-5", null] as const) {
+    const answered = header === null ? "no Retry-After" : `Retry-After ${header}`;
+    describe(`apply against creates answered 429 forever (${answered}) on ${backend.name}`, {
+      timeout: 300_000,
+    }, () => {
+      let target: TestTarget;
+      let root: string;
+      before(async () => {
+        target = await backend.target();
+        const h = await target.open({ migrate: true });
+        try {
+          await seedSource(h.db, loadSourceConfig({}, {}), { identities: N, seed: SEED });
+        } finally {
+          await h.close();
+        }
+        root = mkdtempSync(join(tmpdir(), "cm-refusing-"));
+      });
+      after(async () => {
+        await target.drop();
+        rmSync(root, { recursive: true, force: true });
+      });
+
+      it(`stops with exit 1 within --max-refused-s ${LIMIT_S} of the first 429 (plus a penalty), naming the answers and their span; runs shows its counts; the resume against a healthy platform finishes it`, async () => {
+        let first = 0;
+        let last = 0;
+        const refusing = await startHostilePlatform({
+          identities: IDS,
+          createControl: (_req, reply) => {
+            last = Date.now();
+            first ||= last;
+            if (header !== null) reply.header("retry-after", header);
+            return reply.code(429).send({ title: "Too Many Requests" });
+          },
+        });
+        let runId: string;
+        try {
+          const r = await runCli(
+            [
+              "apply",
+              "--yes",
+              "--no-progress",
+              "--state",
+              "bulk",
+              "--max-refused-s",
+              String(LIMIT_S),
+              "--penalty-s",
+              "1",
+              "--out",
+              join(root, "refused"),
+              ...target.args,
+            ],
+            refusing.env,
+          );
+          const ended = Date.now();
+          assert.equal(r.code, 1, r.stderr);
+          assert.match(
+            r.stderr,
+            new RegExp(
+              `POST /v2/identity/controls: the platform refused every request for ${LIMIT_S} s since \\S+ \\(\\d+ × 429; the last: 429 with ${header === null ? "no Retry-After" : `Retry-After "${header}"`}\\), with no success between: that reaches --max-refused-s ${LIMIT_S}`,
+            ),
+          );
+          runId = /Run (\S+) \(apply\) started/.exec(r.stderr)?.[1] as string;
+          assert.ok(runId, r.stderr);
+          // The stop comes at the limit: the last 429 no later than the limit after the first.
+          assert.ok(last - first <= LIMIT_S * 1000 + 500, `429s went on for ${last - first} ms`);
+          assert.ok(
+            ended - first < (LIMIT_S + 20) * 1000,
+            `the run ended ${ended - first} ms after the first 429`,
+          );
+          // A penalty of 1 s between tries, never "retry at once": a handful of creates, not hundreds.
+          const tries = refusing.calls["POST /v2/identity/controls"] ?? 0;
+          assert.ok(tries >= 2 && tries <= 8 * LIMIT_S + 8, `${tries} creates tried`);
+        } finally {
+          await refusing.close();
+        }
+        const runs = await runCli(["runs", "--json", ...target.args]);
+        const row = runs.stdout
+          .trim()
+          .split("\n")
+          .map(
+            (l) =>
+              JSON.parse(l) as {
+                id: string;
+                status: string;
+                counts: Record<string, number> | null;
+              },
+          )
+          .find((x) => x.id === runId);
+        assert.equal(row?.status, "failed", runs.stdout);
+        assert.ok(row?.counts !== null && row?.counts !== undefined, "counts are recorded, not -");
+
+        const healthy = await startHostilePlatform({ identities: IDS });
+        try {
+          const resumed = await runCli(
+            [
+              "apply",
+              "--yes",
+              "--no-progress",
+              "--resume",
+              runId,
+              "--out",
+              join(root, "resumed"),
+              ...target.args,
+            ],
+            healthy.env,
+          );
+          assert.equal(resumed.code, 0, resumed.stderr.slice(-3000));
+          assert.ok(
+            (healthy.calls["POST /v2/identity/controls"] ?? 0) > 0,
+            "the resume sent the creates",
+          );
+        } finally {
+          await healthy.close();
+        }
+      });
+    });
+  }
+}
