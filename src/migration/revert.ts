@@ -9,6 +9,7 @@ import type { HoldConfig, PlatformConfig, RevertConfig } from "../config.ts";
 import type { DatabaseHandle } from "../db/connect.ts";
 import { countNotFinal, countPendingByAction, skipPending } from "../db/journal-queries.ts";
 import { ensureSchema } from "../db/migrate.ts";
+import { countRevertWrites } from "../db/revert-diff-queries.ts";
 import {
   countLimited,
   journalRevert,
@@ -271,6 +272,7 @@ async function finish(
       revert: {
         of_run_id: o.ofRunId,
         dry_run: o.revert.dryRun,
+        ...(await countRevertWrites(db, runId)),
         recreated: await recreatedControls(db, runId, o.ofRunId),
       },
     },

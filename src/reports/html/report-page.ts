@@ -3,7 +3,7 @@
  * the charts, the requests, the changes since the previous reconcile, and the table's shell. The
  * rows themselves are streamed in between by `write-report-html.ts`.
  */
-import type { RunSummary } from "../summary.ts";
+import { type RunSummary, revertLine } from "../summary.ts";
 import { type Bar, barChart } from "./bar-chart.ts";
 import { html, SafeHtml } from "./html-text.ts";
 import { REPORT_JS } from "./report-script.ts";
@@ -145,7 +145,7 @@ export function renderPageHead(i: HtmlReportInput): string {
 <dt>Mode</dt><dd id="mode">${s.mode}</dd>
 <dt>Target API</dt><dd id="api-url" class="mono">${displayUrl(i.apiUrl)}</dd>
 <dt>Finished</dt><dd>${s.finished_at}</dd>
-<dt>Source</dt><dd id="source">${n(s.source.rows_read)} rows read, ${n(s.source.candidates)} candidates, ${n(s.source.anomalies)} anomalies.</dd>
+${s.revert ? html`<dt>Revert</dt><dd id="revert-counts">${revertLine(s.revert).trim()}${s.revert.dry_run ? " (dry run: nothing sent)" : ""}.</dd>` : html`<dt>Source</dt><dd id="source">${n(s.source.rows_read)} rows read, ${n(s.source.candidates)} candidates, ${n(s.source.anomalies)} anomalies.</dd>`}
 <dt>Throughput</dt><dd>${s.throughput.identities_per_s.toFixed(1)} identities/s, ${s.throughput.actions_per_s.toFixed(1)} actions/s.</dd>
 </dl>
 <h2>Findings and action outcomes</h2>
