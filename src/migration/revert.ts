@@ -285,7 +285,9 @@ async function finish(
     counts: { ...figures.findings, ...figures.outcomes },
     summary,
   });
-  const resumable = tally.interrupted && tally.unsettledActions > 0;
+  // Interrupted with work left, or limited: only `revert --resume` does the rest.
+  const resumable =
+    (tally.interrupted && tally.unsettledActions > 0) || (await countLimited(db, runId)) > 0;
   return {
     summary,
     exitCode,
