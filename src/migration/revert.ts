@@ -190,6 +190,7 @@ async function claimNew(deps: RevertDeps, o: RevertOptions, of: Run): Promise<st
     toolVersion: TOOL_VERSION,
   });
   const n = await journalRevert(db, id, of.id);
+  deps.onRunStarted?.(id); // before the line, so that a JSON log's first line of it has run_id
   deps.logger.info(
     `Run ${id} (revert${o.revert.dryRun ? ", dry run" : ""} of ${of.id}) started: ${n} writes of ${of.id} to undo`,
   );

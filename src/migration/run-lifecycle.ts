@@ -125,6 +125,7 @@ export async function claimResumedRun(
 ): Promise<ClaimedRun> {
   const run = await resumableRun(deps, options, id);
   await claimRun(deps.handle.db, run.id);
+  deps.onRunStarted?.(run.id);
   deps.logger.info(`Resuming run ${run.id}`);
   return { id: run.id, source: recordedSource(run), strategy: run.strategy };
 }
@@ -152,6 +153,7 @@ export async function claimNewRun(deps: PipelineDeps, options: PipelineOptions):
     options: recordedOptions(deps, options),
     toolVersion: TOOL_VERSION,
   });
+  deps.onRunStarted?.(id); // before the line, so that a JSON log's first line of it has run_id
   deps.logger.info(`Run ${id} (${options.mode}) started`);
   return id;
 }

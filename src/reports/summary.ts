@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { escapeInvisible } from "../visible-text.ts";
 import { writeFileAtomic } from "./report-files.ts";
 
@@ -287,6 +288,6 @@ export function renderSummaryTable(s: RunSummary): string {
   }
   if (s.revert) lines.splice(1, 1, revertLine(s.revert), ...revertOutcomes(s));
   else if (rows.length === 0) lines.push("  no findings");
-  lines.push(`  report: ${s.reports.dir}`);
+  lines.push(`  report: ${s.reports.dir}`, `  open: ${join(s.reports.dir, "report.html")}`);
   return escapeInvisible(lines.join("\n"), { keepNewlines: true });
 }

@@ -54,7 +54,7 @@ describe("report.html of the demo, in headless Chromium", () => {
   let cleanup: string[] = [];
 
   before(async () => {
-    const demo = await runCli(["demo", "--identities", "2000", "--no-progress"]);
+    const demo = await runCli(["demo", "--identities", "2000", "--no-progress", "--json"]);
     assert.equal(demo.code, 0, demo.stderr);
     const out = JSON.parse(demo.stdout) as { reports: string[]; report_html: string[] };
     const dataDir = /in (\S+\.data\/demo-\S+);/.exec(demo.stderr)?.[1];
