@@ -97,8 +97,6 @@ for (const backend of backends) {
       assert.equal(status.code, 0, status.stderr);
       assert.equal(JSON.parse(status.stdout).status, "running");
 
-      const speed = await cli(["set-rate", "50"]);
-      assert.equal(speed.code, 0, speed.stderr);
       const done = await apply;
       assert.equal(done.code, 0, done.stderr);
       const created = flagged.filter((id) =>
