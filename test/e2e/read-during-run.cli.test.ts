@@ -18,7 +18,7 @@ const SEED = 31;
 const CONTROLS = "/v2/identity/controls";
 const flagged = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled).map((r) => r.id);
 
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 60_000) {
+async function waitFor(what: string, cond: () => boolean, timeoutMs = 240_000) {
   const end = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
@@ -28,7 +28,7 @@ async function waitFor(what: string, cond: () => boolean, timeoutMs = 60_000) {
 }
 
 for (const backend of backends) {
-  describe(`read commands during an apply on ${backend.name}`, { timeout: 240_000 }, () => {
+  describe(`read commands during an apply on ${backend.name}`, { timeout: 900_000 }, () => {
     let rig: CliRig;
     let dir: string;
     let env: Record<string, string>;

@@ -22,7 +22,7 @@ const N = 2_000;
 const SEED = 33;
 const CONTROLS = "/v2/identity/controls";
 
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 90_000) {
+async function waitFor(what: string, cond: () => boolean, timeoutMs = 240_000) {
   const end = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
