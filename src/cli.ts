@@ -3,7 +3,7 @@ import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { commands } from "./commands/index.ts";
 import { failUsage, NAME_A_COMMAND } from "./commands/usage-error.ts";
-import { globalOptions, withOptions } from "./config.ts";
+import { globalOptions, helpWidth, withOptions } from "./config.ts";
 import { TOOL_VERSION } from "./version.ts";
 
 /**
@@ -29,11 +29,13 @@ export async function main(args: string[]): Promise<void> {
     .help()
     .alias("h", "help")
     .version(TOOL_VERSION)
+    .alias("v", "version")
+    .alias("V", "version")
     .completion(
       "completion",
       "Print the shell completion script (bash, zsh): controls-migrate completion >> ~/.bashrc",
     )
-    .wrap(Math.min(120, process.stdout.columns || 100))
+    .wrap(helpWidth(process.stdout.columns))
     .epilogue(
       "Exit codes: 0 done/in sync, 1 failed or refused, 2 findings to report, 3 some actions failed, 130 interrupted.\nDocs: README.md",
     )

@@ -76,8 +76,7 @@ export const demoCommand: CommandModule = {
           if (signal.aborted) break;
           const { summary } = await runWiredPipeline(session, { mode, confirm: async () => true });
           summaries.push(summary);
-          process.stderr.write(`\n${renderSummaryTable(summary)}\n`);
-          process.stderr.write(`  open: ${join(summary.reports.dir, "report.html")}\n\n`);
+          process.stderr.write(`\n${renderSummaryTable(summary)}\n\n`);
         }
         const last = summaries[summaries.length - 1];
         // A create answered 404 named an identity the platform does not know (the filtered
@@ -85,19 +84,21 @@ export const demoCommand: CommandModule = {
         const notOnPlatform = last?.outcomes["failed:identity_not_found"] ?? 0;
         const leftover = Math.max(0, (last?.findings.missing_client_control ?? 0) - notOnPlatform);
         const stats = sandbox.stats();
-        process.stdout.write(
-          `${JSON.stringify({
-            reports: summaries.map((s) => s.reports.dir),
-            report_html: summaries.map((s) => join(s.reports.dir, "report.html")),
-            final_missing_client_controls: leftover,
-            final_identities_not_on_platform: notOnPlatform,
-            final_exit_code: last?.exit_code,
-            // Duplicates seeded as drift are reported (unexpected_client_control); the tool adds none.
-            duplicates_seeded_as_drift: seededDuplicates,
-            duplicates_created_by_tool:
-              stats.integrity.identitiesWithDuplicateClientSellOnly - seededDuplicates,
-          })}\n`,
-        );
+        // On a terminal the tables above say it all; the object is for scripts (--json).
+        if (global.json)
+          process.stdout.write(
+            `${JSON.stringify({
+              reports: summaries.map((s) => s.reports.dir),
+              report_html: summaries.map((s) => join(s.reports.dir, "report.html")),
+              final_missing_client_controls: leftover,
+              final_identities_not_on_platform: notOnPlatform,
+              final_exit_code: last?.exit_code,
+              // Duplicates seeded as drift are reported (unexpected_client_control); the tool adds none.
+              duplicates_seeded_as_drift: seededDuplicates,
+              duplicates_created_by_tool:
+                stats.integrity.identitiesWithDuplicateClientSellOnly - seededDuplicates,
+            })}\n`,
+          );
         logger.info(
           leftover === 0
             ? "Final reconcile: no client-side work left. What remains is report-only (platform-owned controls, drift, bad rows)."

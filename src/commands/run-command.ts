@@ -23,6 +23,7 @@ export interface CommandContext {
 export async function runCommand(
   argv: Argv,
   body: (ctx: CommandContext) => Promise<number>,
+  options: { readonly interruptNotice?: string } = {},
 ): Promise<void> {
   const controller = new AbortController();
   let interrupts = 0;
@@ -34,7 +35,9 @@ export async function runCommand(
     }
     // Abort first: its listeners stop the progress bar before this message is printed.
     controller.abort(new Error(`interrupted by ${sig}`));
-    notice(`\n${sig} received: finishing in-flight work and stopping (press again to force).`);
+    notice(
+      `\n${sig} received: ${options.interruptNotice ?? "finishing in-flight work and stopping (press again to force)."}`,
+    );
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);

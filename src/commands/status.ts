@@ -138,5 +138,9 @@ export const statusCommand: CommandModule = {
       .epilogue(
         "Exit codes: 0 shown, 1 no such run or no database, 130 watching stopped by Ctrl-C.",
       ),
-  handler: (argv) => runCommand(argv as ConfigArgv, status),
+  // Ctrl-C ends the watching only: nothing of the run's is stopped, so nothing says it is.
+  handler: (argv) =>
+    runCommand(argv as ConfigArgv, status, {
+      interruptNotice: "stopped watching; the run goes on.",
+    }),
 };

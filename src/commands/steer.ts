@@ -26,7 +26,7 @@ import { getRun, latestRunningWriter } from "../db/run-queries.ts";
 import { WRITER_MODES } from "../db/schema.ts";
 import { ExitCode, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { sendLocalRequest } from "../migration/local-channel.ts";
+import { readFreshStatus, sendLocalRequest } from "../migration/local-channel.ts";
 import { describeChange } from "../migration/run-control.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
 
@@ -79,6 +79,8 @@ async function steerOnPglite(
   runId: string | undefined,
   change: ControlChange,
 ): Promise<string> {
+  // No live writer has written its status file lately: nothing would answer; say so at once.
+  if (!readFreshStatus(dataDir)) throw new UserError(noRunning(`data folder ${dataDir}`));
   const reply = await sendLocalRequest(
     dataDir,
     { ...(runId ? { runId } : {}), change, by: currentRequester() },

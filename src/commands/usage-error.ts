@@ -71,6 +71,18 @@ export function explainUnknown(
     .join("\n");
 }
 
+/**
+ * yargs' recommendation alone ("Did you mean apply?") as a sentence that first says what is wrong.
+ *
+ * @example
+ *   unknownCommand("Did you mean apply?", ["aply"]) // 'Unknown command "aply". Did you mean apply?'
+ */
+export function unknownCommand(message: string, args: readonly string[]): string | undefined {
+  if (!/^Did you mean /.test(message)) return undefined;
+  const typed = args.find((a) => !a.startsWith("-"));
+  return `Unknown command${typed ? ` "${typed}"` : ""}. ${message}`;
+}
+
 /** The parts of a yargs instance the failure handler uses (the usage object yargs hands it). */
 export interface HelpSource {
   showHelp(print: (help: string) => void): unknown;
@@ -92,7 +104,7 @@ export function failUsage(
     help = h;
   });
   const raw = msg ?? err?.message ?? "invalid command line";
-  const message = explainUnknown(raw, args, flagsInHelp(help)) ?? raw;
+  const message = explainUnknown(raw, args, flagsInHelp(help)) ?? unknownCommand(raw, args) ?? raw;
   if (args.includes("--json")) {
     process.stdout.write(`${JSON.stringify({ error: { message, exit_code: ExitCode.failed } })}\n`);
   }

@@ -49,4 +49,4 @@ export {
   sourceOptions,
 } from "./options.ts";
 export { isLoopbackHost, isPostgresUrl, judgeEndpointUrl } from "./url-policy.ts";
-export { flagsOf, withOptions, yargsOptions } from "./yargs-options.ts";
+export { flagsOf, helpWidth, withOptions, yargsOptions } from "./yargs-options.ts";

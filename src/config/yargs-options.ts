@@ -59,3 +59,19 @@ export function withOptions<T>(y: Argv<T>, table: OptionTable, heading: string) 
 export function flagsOf(...tables: OptionTable[]): string[] {
   return tables.flatMap((t) => Object.values(t).map((d) => d.flag));
 }
+
+/**
+ * How wide `--help` is drawn: the terminal's width, else `COLUMNS` (a pipe has no width; a user's
+ * `COLUMNS=60 controls-migrate --help | less` means 60), else 100; 120 at most.
+ *
+ * @example
+ *   helpWidth(undefined, { COLUMNS: "60" }) // 60
+ */
+export function helpWidth(
+  terminalColumns: number | undefined,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): number {
+  const fromEnv = Number.parseInt(env.COLUMNS ?? "", 10);
+  const width = terminalColumns || (Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : 100);
+  return Math.min(120, Math.max(40, width));
+}

@@ -385,10 +385,12 @@ export async function diffPage(
     ) a on true`
     : sql`left join (select null::text as action, null::text as status, null::text as outcome,
                             null::int as http_status, null::text as error, null::int as attempts,
+                            null::text as result_control_id,
                             null::timestamptz as updated_at) a on true`;
   const page = (after: number, rows: number) => sql<DiffRecord>`
     select f.id, f.run_id, f.identity_id, f.user_disabled, f.admin_disabled, f.finding,
-      f.expected_type, f.expected_set_by, f.expected_is_overridable, f.observed_control_id,
+      f.expected_type, f.expected_set_by, f.expected_is_overridable,
+      coalesce(f.observed_control_id, a.result_control_id) as observed_control_id,
       f.observed_set_by, f.observed_is_overridable, f.other_active_controls, f.detail, f.prunable,
       a.action, a.status, a.outcome, a.http_status, a.error, a.attempts, a.updated_at as at
     from ${sql.table(TOOL_TABLES.findings)} f

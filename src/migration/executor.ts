@@ -191,7 +191,9 @@ async function runPending(
 ): Promise<ExecutionCounts> {
   const cap = ctx.options.run.limit ?? Number.POSITIVE_INFINITY;
   const state: { started: number; failure?: unknown } = { started: 0 };
-  ctx.progress.start("apply", Math.min(total, cap));
+  ctx.progress.start(ctx.undo ? "revert" : "apply", Math.min(total, cap), {
+    rateCap: () => control.gate.rate,
+  });
   try {
     // p-map pulls the next action only when a place is free, so memory stays flat and a cancel
     // stops quickly. A failure (lost database, lost lock, a refusal) starts nothing new, and the
@@ -223,7 +225,9 @@ async function runPending(
     const skipped = await skipPending(ctx.db, ctx.runId, "not_run_limit");
     if (skipped > 0)
       ctx.logger.info(
-        `--limit ${ctx.options.run.limit}: ${skipped} further actions skipped; a later apply picks them up`,
+        ctx.undo
+          ? `--limit ${ctx.options.run.limit}: ${skipped} further undos skipped; revert --resume ${ctx.runId} picks them up`
+          : `--limit ${ctx.options.run.limit}: ${skipped} further actions skipped; a later apply picks them up`,
       );
   }
   return { started: state.started };

@@ -9,6 +9,7 @@
  *   (`<id>.request.json`: the change, who asked, when); the running writer takes it within a poll,
  *   records it in the database exactly as PostgreSQL's channel does, and answers with
  *   `<id>.reply.json`. A request older than {@link REQUEST_MAX_AGE_MS} is dropped unanswered.
+ *   `runs`, `show` and `report` ask the same way, and the writer answers with their output.
  *
  * Neither holds a secret: run ids, counts, rates, `user@host` and pids only.
  */
@@ -18,18 +19,22 @@ import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ControlChange, Requester } from "../db/run-control-queries.ts";
 import { writeFileAtomic } from "../reports/report-files.ts";
+import type { ReadRequest } from "./read-commands.ts";
 
 /** A status file written longer ago than this belongs to no live run (it is rewritten every 1 s). */
 export const STATUS_FRESH_MS = 5_000;
 /** A request nobody took within this long is stale: a later run must not act on it. */
 const REQUEST_MAX_AGE_MS = 10_000;
 
-/** One request of a steering command. */
+/** One request of a steering command, or of a read command (`runs`, `show`, `report`). */
 export interface LocalRequest {
   readonly id: string;
   /** The run it is meant for; undefined: whichever run is going. */
   readonly runId?: string;
-  readonly change: ControlChange;
+  /** A steering change; absent for a read. */
+  readonly change?: ControlChange;
+  /** A read command the writer answers from its database (PGlite allows one process). */
+  readonly read?: ReadRequest;
   readonly by: Requester;
   /** Epoch ms, the requester's clock. */
   readonly at: number;
@@ -41,6 +46,8 @@ export interface LocalReply {
   readonly message: string;
   /** The run's status once the change was applied (what `status --json` prints). */
   readonly status?: Record<string, unknown>;
+  /** A read command's output, printed by the requester on its stdout. */
+  readonly stdout?: string;
 }
 
 /** Where the channel of a data folder lives. */

@@ -1,9 +1,16 @@
 import cliProgress from "cli-progress";
 import type { Logger } from "../log.ts";
+import { progressCount, RateMeter } from "./progress-rate.ts";
+
+/** What a phase's progress may know beyond its total. */
+export interface PhaseOptions {
+  /** The budget in force (requests/s), read at each refresh: the rate shown never exceeds it. */
+  readonly rateCap?: () => number | null;
+}
 
 /** A phase's progress: a live bar on a TTY, a log line every few seconds elsewhere, or nothing. */
 export interface Progress {
-  start(phase: string, total: number | null): void;
+  start(phase: string, total: number | null, options?: PhaseOptions): void;
   tick(n?: number): void;
   stop(): void;
 }
@@ -39,21 +46,32 @@ export function createProgress(options: ProgressOptions): Progress {
   // Registered first, so it runs before the listeners that print about the interruption.
   signal.addEventListener("abort", () => inner.stop(), { once: true });
   return {
-    start: (phase, total) => (signal.aborted ? undefined : inner.start(phase, total)),
+    start: (phase, total, o) => (signal.aborted ? undefined : inner.start(phase, total, o)),
     tick: (n) => inner.tick(n),
     stop: () => inner.stop(),
   };
 }
 
+/** The bar's figures are refreshed this often even without a tick (a pause, a set-rate). */
+const BAR_REFRESH_MS = 500;
+
 function barProgress(): Progress {
   let bar: cliProgress.SingleBar | null = null;
   let done = 0;
-  let startedAt = 0;
+  let meter = new RateMeter(Date.now());
+  let cap: () => number | null = () => null;
+  let timer: NodeJS.Timeout | null = null;
+  const refresh = () => {
+    if (!bar) return;
+    if (bar.getTotal() < done) bar.setTotal(done);
+    bar.update(done, { rate: meter.perSecond(Date.now(), cap()).toFixed(0) });
+  };
   return {
-    start(phase, total) {
+    start(phase, total, o) {
       this.stop();
       done = 0;
-      startedAt = Date.now();
+      meter = new RateMeter(Date.now());
+      cap = o?.rateCap ?? (() => null);
       bar = new cliProgress.SingleBar(
         {
           stream: process.stderr,
@@ -65,15 +83,18 @@ function barProgress(): Progress {
         cliProgress.Presets.shades_classic,
       );
       bar.start(total ?? 0, 0, { rate: "0" });
+      timer = setInterval(refresh, BAR_REFRESH_MS);
+      timer.unref();
     },
     tick(n = 1) {
       if (!bar) return;
       done += n;
-      const rate = done / Math.max(0.001, (Date.now() - startedAt) / 1000);
-      if (bar.getTotal() < done) bar.setTotal(done);
-      bar.update(done, { rate: rate.toFixed(0) });
+      meter.add(n, Date.now());
+      refresh();
     },
     stop() {
+      if (timer) clearInterval(timer);
+      timer = null;
       bar?.stop();
       bar = null;
     },
@@ -84,27 +105,29 @@ function lineProgress(logger: Logger, intervalMs: number): Progress {
   let phase = "";
   let total: number | null = null;
   let done = 0;
-  let started = 0;
+  let meter = new RateMeter(Date.now());
+  let cap: () => number | null = () => null;
   let timer: NodeJS.Timeout | null = null;
   const report = () => {
-    const elapsed = (Date.now() - started) / 1000;
-    const rate = done / Math.max(0.001, elapsed);
-    const pct = total ? ` (${((100 * done) / Math.max(1, total)).toFixed(1)}%)` : "";
-    const eta = total && rate > 0 ? `, ETA ${Math.max(0, (total - done) / rate).toFixed(0)} s` : "";
-    logger.info(`${phase}: ${done}${total ? `/${total}` : ""}${pct}, ${rate.toFixed(0)}/s${eta}`);
+    const rate = meter.perSecond(Date.now(), cap());
+    const left = total === null ? 0 : Math.max(0, total - done);
+    const eta = total && rate > 0 && left > 0 ? `, ETA ${(left / rate).toFixed(0)} s` : "";
+    logger.info(`${phase}: ${progressCount(done, total)}, ${rate.toFixed(0)}/s${eta}`);
   };
   return {
-    start(p, t) {
+    start(p, t, o) {
       this.stop();
       phase = p;
       total = t;
       done = 0;
-      started = Date.now();
+      meter = new RateMeter(Date.now());
+      cap = o?.rateCap ?? (() => null);
       timer = setInterval(report, intervalMs);
       timer.unref();
     },
     tick(n = 1) {
       done += n;
+      meter.add(n, Date.now());
     },
     stop() {
       if (timer) {

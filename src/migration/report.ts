@@ -7,12 +7,14 @@ import { runHasActions } from "../db/journal-queries.ts";
 import { listRunEvents } from "../db/run-control-queries.ts";
 import type { Database } from "../db/schema.ts";
 import { UserError } from "../errors.ts";
+import { canonicalSummary } from "../reports/canonical-summary.ts";
 import { type DiffRow, writeDiffCsv } from "../reports/csv.ts";
 import { diskFullError } from "../reports/disk-full.ts";
 import { writeReportHtml } from "../reports/html/write-report-html.ts";
 import { claimReportDir } from "../reports/report-files.ts";
 import { type ControlEventFigure, type RunSummary, writeSummaries } from "../reports/summary.ts";
 import { htmlReportInput } from "./report-html-input.ts";
+import { revertDiffRows } from "./revert-diff.ts";
 
 /**
  * What a finding asks for when no journal entry exists yet (plan runs). Whether a control may be
@@ -45,6 +47,17 @@ function toDiffRow(r: DiffRecord): DiffRow {
     attempts: r.attempts,
     at: r.at,
   };
+}
+
+/** A run's diff rows: its findings with their actions, or a revert's undos. */
+function runDiffRows(
+  db: Kysely<Database>,
+  summary: Pick<RunSummary, "run_id" | "revert">,
+  all: boolean,
+): AsyncGenerator<DiffRow> {
+  return summary.revert
+    ? revertDiffRows(db, summary.run_id, summary.revert.of_run_id)
+    : diffRows(db, summary.run_id, all);
 }
 
 async function* diffRows(
@@ -140,19 +153,19 @@ export async function writeRunReport(
 ): Promise<RunSummary> {
   await claimReportDir(dir, summary.run_id, force);
   const csv = join(dir, "diff.csv");
-  const rows = await writeDiffCsv(csv, diffRows(db, summary.run_id, all)).catch(diskFullAt(csv));
+  const rows = await writeDiffCsv(csv, runDiffRows(db, summary, all)).catch(diskFullAt(csv));
   const events = await controlEvents(db, summary.run_id);
-  const full: RunSummary = {
+  const full: RunSummary = canonicalSummary({
     ...summary,
     ...(events.length > 0 ? { control_events: events } : {}),
     reports: { dir, diff_csv: csv, rows },
-  };
+  });
   await writeSummaries(join(dir, "summary.json"), join(dir, "summary.md"), full);
   const html = join(dir, "report.html");
   await writeReportHtml(
     html,
     await htmlReportInput(db, full),
-    diffRows(db, summary.run_id, all),
+    runDiffRows(db, summary, all),
   ).catch(diskFullAt(html));
   return full;
 }

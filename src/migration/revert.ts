@@ -9,6 +9,7 @@ import type { HoldConfig, PlatformConfig, RevertConfig } from "../config.ts";
 import type { DatabaseHandle } from "../db/connect.ts";
 import { countNotFinal, countPendingByAction, skipPending } from "../db/journal-queries.ts";
 import { ensureSchema } from "../db/migrate.ts";
+import { countRevertWrites } from "../db/revert-diff-queries.ts";
 import {
   countLimited,
   journalRevert,
@@ -191,6 +192,7 @@ async function claimNew(deps: RevertDeps, o: RevertOptions, of: Run): Promise<st
     toolVersion: TOOL_VERSION,
   });
   const n = await journalRevert(db, id, of.id);
+  deps.onRunStarted?.(id); // before the line, so that a JSON log's first line of it has run_id
   deps.logger.info(
     `Run ${id} (revert${o.revert.dryRun ? ", dry run" : ""} of ${of.id}) started: ${n} writes of ${of.id} to undo`,
   );
@@ -273,6 +275,7 @@ async function finish(
       revert: {
         of_run_id: o.ofRunId,
         dry_run: o.revert.dryRun,
+        ...(await countRevertWrites(db, runId)),
         recreated: await recreatedControls(db, runId, o.ofRunId),
       },
     },
@@ -285,7 +288,9 @@ async function finish(
     counts: { ...figures.findings, ...figures.outcomes },
     summary,
   });
-  const resumable = tally.interrupted && tally.unsettledActions > 0;
+  // Interrupted with work left, or limited: only `revert --resume` does the rest.
+  const resumable =
+    (tally.interrupted && tally.unsettledActions > 0) || (await countLimited(db, runId)) > 0;
   return {
     summary,
     exitCode,

@@ -26,6 +26,7 @@ import type { Database, RunControlRow } from "../db/schema.ts";
 import type { Logger } from "../log.ts";
 import { PATHS, type PlatformClient } from "../platform/index.ts";
 import type { LocalChannel, LocalRequest } from "./local-channel.ts";
+import { answerLocalReads, type LocalChangeRequest } from "./local-reads.ts";
 import { type LiveReport, readRunStatus } from "./run-status.ts";
 import { WriteGate } from "./write-gate.ts";
 
@@ -161,7 +162,13 @@ export class RunControl implements ActionControl {
   async #poll(): Promise<void> {
     const answered: { request: LocalRequest; message: string; ok: boolean }[] = [];
     try {
-      for (const request of this.#takeLocalRequests()) {
+      const { channel, db, logger } = this.#s;
+      for (const request of await answerLocalReads(
+        channel,
+        db,
+        logger,
+        this.#takeLocalRequests(),
+      )) {
         answered.push(await this.#recordLocalRequest(request));
       }
       const row = await getRunControl(this.#s.db, this.#s.runId);
@@ -183,7 +190,7 @@ export class RunControl implements ActionControl {
     return requests;
   }
 
-  async #recordLocalRequest(request: LocalRequest) {
+  async #recordLocalRequest(request: LocalChangeRequest) {
     if (request.runId && request.runId !== this.#s.runId) {
       const message = `Run ${request.runId} is not the run going on this database; run ${this.#s.runId} is.`;
       return { request, message, ok: false };

@@ -142,6 +142,7 @@ export async function claimResumedRun(
   const run = await resumableRun(deps, options, id);
   refuseOtherBinding(deps, options, run);
   await claimRun(deps.handle.db, run.id);
+  deps.onRunStarted?.(run.id);
   deps.logger.info(`Resuming run ${run.id}`);
   return { id: run.id, source: recordedSource(run), strategy: run.strategy };
 }
@@ -169,6 +170,7 @@ export async function claimNewRun(deps: PipelineDeps, options: PipelineOptions):
     options: recordedOptions(deps, options),
     toolVersion: TOOL_VERSION,
   });
+  deps.onRunStarted?.(id); // before the line, so that a JSON log's first line of it has run_id
   deps.logger.info(`Run ${id} (${options.mode}) started`);
   return id;
 }

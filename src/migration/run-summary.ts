@@ -49,6 +49,8 @@ export async function readRunFigures(db: Kysely<Database>, runId: string): Promi
  */
 export function outcomeLabel(status: ActionStatus, outcome: string | null): string {
   if (status === "succeeded") return outcome ?? "done";
+  // No failure (README "Exit codes"): the identity is not on the platform; said so everywhere.
+  if (status === "failed" && outcome === "identity_not_found") return "not on the platform (404)";
   if (status === "failed" || status === "skipped")
     return outcome ? `${status} (${outcome})` : status;
   return status.replace("_", " ");

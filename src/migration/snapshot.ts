@@ -15,6 +15,7 @@ import {
   type PlatformClient,
   PlatformError,
 } from "../platform/index.ts";
+import { noun } from "../plural.ts";
 import { type ListedIdentity, NO_CONTROLS } from "./findings-stream.ts";
 import { listPartitioned } from "./partitioned-listing.ts";
 import type { Progress } from "./progress.ts";
@@ -157,7 +158,7 @@ export async function listPlatform(
     duplicates: stats.duplicates,
   };
   ctx.logger.info(
-    `platform: listed ${figures.identities} identities${kind === "filtered" ? " holding a SELL_ONLY" : ""} in ${figures.pages} pages (${figures.peak_parallel} cursor${figures.peak_parallel === 1 ? "" : "s"} at most, ${figures.windows} window${figures.windows === 1 ? "" : "s"})`,
+    `platform: listed ${figures.identities} ${noun(figures.identities, "identity", "identities")}${kind === "filtered" ? " holding a SELL_ONLY" : ""} in ${figures.pages} ${noun(figures.pages, "page")} (${figures.peak_parallel} cursor${figures.peak_parallel === 1 ? "" : "s"} at most, ${figures.windows} window${figures.windows === 1 ? "" : "s"})`,
   );
   return figures;
 }

@@ -2,6 +2,7 @@
  * How the platform's state is read, and `auto`'s choice between the ways. Pure: the inputs are
  * counts the caller already holds (source counts, the previous run's listing, a first page).
  */
+import { noun } from "../plural.ts";
 
 export type StateStrategy = "auto" | "bulk" | "filtered" | "per-identity";
 export type ChosenStrategy = Exclude<StateStrategy, "auto">;
@@ -83,13 +84,13 @@ export function chooseStrategy(requested: StateStrategy, inputs: StrategyInputs)
     return { strategy: requested, reason: `--state ${requested}`, costs };
   }
   const { rate } = inputs;
-  const bulkText = `bulk ≈ ${fmt(costs.bulk)} listing requests (${secs(costs.bulk, rate)} at ${rate} rps; ${fmt(inputs.platformIdentities)} identities, from ${inputs.platformIdentitiesFrom})`;
+  const bulkText = `bulk ≈ ${fmt(costs.bulk)} listing ${noun(costs.bulk, "request")} (${secs(costs.bulk, rate)} at ${rate} rps; ${fmt(inputs.platformIdentities)} ${noun(inputs.platformIdentities, "identity", "identities")}, from ${inputs.platformIdentitiesFrom})`;
   const filteredText =
     costs.filtered === null
       ? "filtered: unknown cost"
-      : `filtered ≈ ${fmt(costs.filtered)} listing requests (${secs(costs.filtered, rate)}; ${fmt(inputs.sellOnlyIdentities ?? 0)} identities hold a SELL_ONLY, from ${inputs.sellOnlyFrom})`;
+      : `filtered ≈ ${fmt(costs.filtered)} listing ${noun(costs.filtered, "request")} (${secs(costs.filtered, rate)}; ${fmt(inputs.sellOnlyIdentities ?? 0)} ${noun(inputs.sellOnlyIdentities ?? 0, "identity holds", "identities hold")} a SELL_ONLY, from ${inputs.sellOnlyFrom})`;
   const perText =
-    `per-identity ${fmt(costs.perIdentity)} GETs on /v2/identity/controls` +
+    `per-identity ${fmt(costs.perIdentity)} ${noun(costs.perIdentity, "GET")} on /v2/identity/controls` +
     (inputs.writes > 0
       ? `, the path the creates share, on top of up to ${fmt(inputs.writes)} creates (${secs(costs.perIdentity + inputs.writes, rate)} there instead of ${secs(inputs.writes, rate)})`
       : ` (${secs(costs.perIdentity, rate)})`);

@@ -25,6 +25,7 @@ export class WriteGate {
   readonly #concurrency: number;
   /** Settles when the last hold is released; undefined while nothing holds. */
   #opened: { promise: Promise<void>; resolve: () => void } | undefined;
+  #rate = 0;
 
   constructor(concurrency: number, rate: number) {
     this.#concurrency = Math.max(1, concurrency);
@@ -34,8 +35,14 @@ export class WriteGate {
 
   /** The write rate changed: fewer writes are admitted at a low rate, so a pause stays quick. */
   setRate(rate: number): void {
+    this.#rate = rate;
     const wanted = Math.ceil(rate * ADMITTED_SECONDS);
     this.#limit.concurrency = Math.min(this.#concurrency, Math.max(1, wanted));
+  }
+
+  /** The write budget in force, requests/s. */
+  get rate(): number {
+    return this.#rate;
   }
 
   get isOpen(): boolean {

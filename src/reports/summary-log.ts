@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { Logger } from "../log.ts";
 import type { RunSummary } from "./summary.ts";
 
@@ -21,5 +22,6 @@ export function logSummary(logger: Logger, s: RunSummary): void {
     outcomes: s.outcomes,
     requests: Object.fromEntries(Object.entries(s.requests).map(([k, v]) => [k, v.count])),
     report_dir: s.reports.dir,
+    report_html: join(s.reports.dir, "report.html"),
   });
 }

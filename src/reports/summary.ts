@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { escapeInvisible } from "../visible-text.ts";
 import { diskFullError } from "./disk-full.ts";
 import { writeFileAtomic } from "./report-files.ts";
@@ -31,6 +32,10 @@ export interface ControlEventFigure {
 export interface RevertFigures {
   readonly of_run_id: string;
   readonly dry_run: boolean;
+  /** Controls of the reverted run's creating it deletes (a dry run: would delete); diff.csv rows. */
+  readonly deletes?: number;
+  /** Controls the reverted run pruned that it creates again (a dry run: would create). */
+  readonly creates?: number;
   /** The pruned controls created again: a new control each, with a new id. */
   readonly recreated: readonly {
     readonly identity_id: string;
@@ -178,6 +183,18 @@ export function renderSummaryMarkdown(s: RunSummary): string {
   return parts.join("\n");
 }
 
+/** `would delete 117 controls run X created, would re-create 3 it pruned` (a dry run's words). */
+export function revertLine(r: RevertFigures): string {
+  const verb = (word: string) => (r.dry_run ? `would ${word}` : `${word}s`);
+  return `  ${verb("delete")} ${r.deletes ?? 0} controls run ${r.of_run_id} created, ${verb("re-create")} ${r.creates ?? 0} it pruned`;
+}
+
+/** A revert that sent writes: what they came to (`outcomes: 115 succeeded:deleted, ...`). */
+function revertOutcomes(s: RunSummary): string[] {
+  const done = Object.entries(s.outcomes).filter(([k]) => k !== "skipped:dry_run");
+  return done.length === 0 ? [] : [`  outcomes: ${done.map(([k, n]) => `${n} ${k}`).join(", ")}`];
+}
+
 /** How many re-created controls summary.md lists (summary.json lists them all). */
 const RECREATED_SHOWN = 50;
 
@@ -188,8 +205,8 @@ function revertSection(r: RevertFigures | undefined): string[] {
     "## Revert",
     "",
     r.dry_run
-      ? `Dry run: what reverting run ${r.of_run_id} would do, from its journal; nothing was sent. Each control is re-read right before its delete in a real revert.`
-      : `Reverts run ${r.of_run_id}: the controls it created are deleted (if still active, CLIENT, overridable and of the same id); the controls it pruned are created again as CLIENT SELL_ONLY with reason \`revert of ${r.of_run_id}\`.`,
+      ? `Dry run: ${revertLine(r).trim()}, from the journal of run ${r.of_run_id}; nothing was sent (diff.csv lists each control). Each control is re-read right before its delete in a real revert.`
+      : `Reverts run ${r.of_run_id}: ${revertLine(r).trim()}. The controls it created are deleted (if still active, CLIENT, overridable and of the same id); the controls it pruned are created again as CLIENT SELL_ONLY with reason \`revert of ${r.of_run_id}\`.`,
   ];
   if (r.recreated.length > 0) {
     lines.push(
@@ -276,7 +293,8 @@ export function renderSummaryTable(s: RunSummary): string {
     const count = `${r.count.padStart(countWidth)}${writer && r.k !== "in_sync" ? " left" : ""}`;
     lines.push(`  ${r.k.padEnd(nameWidth)}  ${count}${r.done ? `  ${r.done}` : ""}`.trimEnd());
   }
-  if (rows.length === 0) lines.push("  no findings");
-  lines.push(`  report: ${s.reports.dir}`);
+  if (s.revert) lines.splice(1, 1, revertLine(s.revert), ...revertOutcomes(s));
+  else if (rows.length === 0) lines.push("  no findings");
+  lines.push(`  report: ${s.reports.dir}`, `  open: ${join(s.reports.dir, "report.html")}`);
   return escapeInvisible(lines.join("\n"), { keepNewlines: true });
 }

@@ -32,14 +32,13 @@ const readSummary = (dir: string) =>
 
 /** Visible text of every row of a bar chart, as label → count. */
 async function chartCounts(w: WatchedPage, id: string): Promise<Record<string, number>> {
-  const rows = await w.page
-    .locator(`#${id} .bar-row`)
-    .evaluateAll((gs) =>
-      gs.map((g) => [
-        g.querySelector(".bar-label")?.textContent ?? "",
-        g.querySelector(".bar-count")?.textContent ?? "",
-      ]),
-    );
+  const rows = await w.page.locator(`#${id} .bar-row`).evaluateAll((gs) =>
+    // A before → after chart carries what was found as data-before, a bar chart data-count.
+    gs.map((g) => [
+      g.querySelector(".bar-label")?.textContent ?? "",
+      g.getAttribute("data-count") ?? g.getAttribute("data-before") ?? "",
+    ]),
+  );
   return Object.fromEntries(
     rows.map(([label, count]) => [label, Number(count?.replace(/,/g, ""))]),
   );
@@ -57,7 +56,7 @@ describe("report.html of the demo, in headless Chromium", () => {
   let cleanup: string[] = [];
 
   before(async () => {
-    const demo = await runCli(["demo", "--identities", "2000", "--no-progress"]);
+    const demo = await runCli(["demo", "--identities", "2000", "--no-progress", "--json"]);
     assert.equal(demo.code, 0, demo.stderr);
     const out = JSON.parse(demo.stdout) as { reports: string[]; report_html: string[] };
     const dataDir = /in (\S+\.data\/demo-\S+);/.exec(demo.stderr)?.[1];

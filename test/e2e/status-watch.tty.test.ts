@@ -23,7 +23,7 @@ describe("status --watch on a terminal", () => {
   });
   after(() => rig.close());
 
-  it("redraws the running run at least three times, clearing the screen before each, and Ctrl-C stops the watching (exit 130) but not the run (exit 0)", async () => {
+  it("redraws the running run at least three times, clearing the screen before each, and Ctrl-C stops the watching (exit 130) but not the run (exit 0), saying so and never the run's 'finishing in-flight work'", async () => {
     const env = { ...rig.env, CONTROLS_PROGRESS: "false" };
     const run = collect(spawnCli(["apply", "--yes", "--rate", "10", ...rig.target.args], env));
     const end = Date.now() + 60_000;
@@ -40,6 +40,9 @@ describe("status --watch on a terminal", () => {
     watch.type("\x03");
     const w = await watch.done;
     assert.equal(w.code, 130);
+    // The watcher says what stopped: its watching, not the run's work.
+    assert.match(watch.output(), /stopped watching; the run goes on/);
+    assert.doesNotMatch(watch.output(), /finishing in-flight work/);
     const r = await run;
     assert.equal(r.code, 0, r.stderr);
   });

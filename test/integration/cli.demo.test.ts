@@ -14,7 +14,7 @@ const dataDirOf = (stderr: string) => /source rows \(\d+ bad\) in (\S+);/.exec(s
 
 describe("controls-migrate demo", () => {
   it("removes its throwaway .data/demo-* folder when it finishes, and keeps it with --keep", async () => {
-    const r = await runCli(["demo", "--identities", "300", "--no-progress"]);
+    const r = await runCli(["demo", "--identities", "300", "--no-progress", "--json"]);
     assert.equal(r.code, 0, r.stderr);
     dropReports(r.stdout);
     const dir = dataDirOf(r.stderr);
@@ -25,7 +25,7 @@ describe("controls-migrate demo", () => {
       assert.equal(existsSync(beside), false, `${beside} is removed too`);
     }
 
-    const kept = await runCli(["demo", "--identities", "300", "--no-progress", "--keep"]);
+    const kept = await runCli(["demo", "--identities", "300", "--no-progress", "--keep", "--json"]);
     assert.equal(kept.code, 0, kept.stderr);
     dropReports(kept.stdout);
     const keptDir = dataDirOf(kept.stderr);

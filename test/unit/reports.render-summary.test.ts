@@ -115,8 +115,12 @@ describe("run summaries", () => {
     const dry = renderSummaryMarkdown({
       ...applied,
       mode: "revert",
-      revert: { of_run_id: "r0", dry_run: true, recreated: [] },
+      revert: { of_run_id: "r0", dry_run: true, deletes: 117, creates: 3, recreated: [] },
     });
-    assert.match(dry, /Dry run: what reverting run r0 would do/);
+    assert.match(
+      dry,
+      /Dry run: would delete 117 controls run r0 created, would re-create 3 it pruned/,
+    );
+    assert.match(dry, /nothing was sent/);
   });
 });

@@ -3,9 +3,9 @@
  * the charts, the requests, the changes since the previous reconcile, and the table's shell. The
  * rows themselves are streamed in between by `write-report-html.ts`.
  */
-import type { RunSummary } from "../summary.ts";
-import { type Bar, barChart } from "./bar-chart.ts";
+import { type RunSummary, revertLine } from "../summary.ts";
 import { html, SafeHtml } from "./html-text.ts";
+import { findingsChart, outcomesChart, steerMarks } from "./report-charts.ts";
 import { REPORT_JS } from "./report-script.ts";
 import { REPORT_CSS } from "./report-style.ts";
 import { type SeriesPoint, timelineChart } from "./timeline-chart.ts";
@@ -62,22 +62,6 @@ export function displayUrl(url: string | null): string {
   }
 }
 
-const findingTone = (kind: string) =>
-  kind === "in_sync"
-    ? "bar-ok"
-    : kind === "missing_client_control"
-      ? "bar-warn"
-      : kind === "read_failed" || kind === "invalid_source_row"
-        ? "bar-bad"
-        : "bar-info";
-
-const STATUS_TONE: Record<string, string> = {
-  succeeded: "bar-ok",
-  failed: "bar-bad",
-  ambiguous: "bar-odd",
-  skipped: "bar-warn",
-};
-
 const n = (v: number) => v.toLocaleString("en-US");
 
 function requestsTable(s: RunSummary): SafeHtml {
@@ -119,16 +103,6 @@ function changesSection(i: HtmlReportInput): SafeHtml | "" {
 /** Everything before the diff rows: head, summary, charts, requests, changes, table shell. */
 export function renderPageHead(i: HtmlReportInput): string {
   const s = i.summary;
-  const findingBars: Bar[] = Object.entries(s.findings).map(([label, count]) => ({
-    label,
-    count,
-    tone: findingTone(label),
-  }));
-  const outcomeBars: Bar[] = Object.entries(s.outcomes).map(([label, count]) => ({
-    label,
-    count,
-    tone: STATUS_TONE[label.split(":")[0] ?? ""] ?? "bar-info",
-  }));
   const started = Math.floor(Date.parse(s.started_at) / 1000);
   const finished = Math.ceil(Date.parse(s.finished_at) / 1000);
   const strategy = s.strategy ? ` Platform state read with the ${s.strategy} strategy.` : "";
@@ -145,14 +119,14 @@ export function renderPageHead(i: HtmlReportInput): string {
 <dt>Mode</dt><dd id="mode">${s.mode}</dd>
 <dt>Target API</dt><dd id="api-url" class="mono">${displayUrl(i.apiUrl)}</dd>
 <dt>Finished</dt><dd>${s.finished_at}</dd>
-<dt>Source</dt><dd id="source">${n(s.source.rows_read)} rows read, ${n(s.source.candidates)} candidates, ${n(s.source.anomalies)} anomalies.</dd>
+${s.revert ? html`<dt>Revert</dt><dd id="revert-counts">${revertLine(s.revert).trim()}${s.revert.dry_run ? " (dry run: nothing sent)" : ""}.</dd>` : html`<dt>Source</dt><dd id="source">${n(s.source.rows_read)} rows read, ${n(s.source.candidates)} candidates, ${n(s.source.anomalies)} anomalies.</dd>`}
 <dt>Throughput</dt><dd>${s.throughput.identities_per_s.toFixed(1)} identities/s, ${s.throughput.actions_per_s.toFixed(1)} actions/s.</dd>
 </dl>
 <h2>Findings and action outcomes</h2>
-<div class="charts"><div><h3>Findings by category</h3>${barChart("findings-chart", "Findings by category", findingBars)}</div>
-<div><h3>Action outcomes by status</h3>${outcomeBars.length === 0 ? html`<p id="outcomes-chart">No actions.</p>` : barChart("outcomes-chart", "Action outcomes by status", outcomeBars)}</div></div>
+<div class="charts"><div>${findingsChart(s)}</div>
+<div>${outcomesChart(s)}</div></div>
 <h2>Requests over the run</h2>
-${timelineChart(i.series, started, finished)}
+${timelineChart(i.series, started, finished, steerMarks(s))}
 ${requestsTable(s)}
 ${changesSection(i)}
 <section id="diff-section"><h2>Diff</h2>

@@ -76,6 +76,9 @@ export const REPORT_JS = String.raw`(function () {
       rows[i].forEach(function (v, c) {
         var td = document.createElement("td");
         td.textContent = v == null ? "" : String(v);
+        // A wide cell is cut with an ellipsis: its full text on hover, and a click opens it.
+        td.title = td.textContent;
+        td.addEventListener("click", function () { td.classList.toggle("open"); });
         if (cols[c].num) td.className = "num";
         tr.appendChild(td);
       });

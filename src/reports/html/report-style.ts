@@ -19,15 +19,26 @@ code,.mono,td{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu San
 .chart{max-width:100%;height:auto;overflow:visible}
 .chart text{font-size:12px;fill:var(--fg)}
 .bar-track{fill:var(--soft)}
+.bar-muted{fill:#8c959f}.bar-before{fill:#c8d1dc}
+.steer-line{stroke:var(--fg);stroke-dasharray:3 3;stroke-width:1}.steer-label{font-size:11px!important;font-weight:600}
+.meaning{color:var(--muted);font-size:12px}
 .bar-info{fill:var(--info)}.bar-ok{fill:var(--ok)}.bar-warn{fill:var(--warn)}.bar-bad{fill:var(--bad)}.bar-odd{fill:var(--odd)}
 .rps{fill:var(--info)}.grid{stroke:var(--line)}.axis{fill:var(--muted)!important;font-size:11px!important}
 .mark-429{fill:var(--bad)}.mark-retry{fill:var(--warn)}.mark-ambiguous{fill:var(--odd)}
 table{border-collapse:collapse;width:100%;margin:6px 0}
 th,td{border-bottom:1px solid var(--line);padding:4px 6px;text-align:left;vertical-align:top}
 td{unicode-bidi:isolate;overflow-wrap:break-word}
-#diff td:nth-child(-n+1),#diff td:nth-child(n+5):nth-child(-n+7),#diff td:nth-child(11){overflow-wrap:anywhere}
-#diff td:first-child{min-width:40ch}
-#diff td:nth-child(5),#diff td:nth-child(6){min-width:22ch}
+#diff{table-layout:fixed}
+#diff td{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;cursor:pointer}
+#diff td.open{white-space:normal;overflow-wrap:anywhere;background:var(--soft)}
+#diff th{overflow:hidden;text-overflow:ellipsis}
+#diff th:nth-child(1){width:17%}#diff th:nth-child(2),#diff th:nth-child(3){width:4.5%}
+#diff th:nth-child(4){width:11%}#diff th:nth-child(5){width:8%}#diff th:nth-child(6){width:12%}
+#diff th:nth-child(7){width:7%}#diff th:nth-child(8){width:5%}#diff th:nth-child(9){width:14%}
+#diff th:nth-child(10){width:4%}#diff th:nth-child(11){width:9%}#diff th:nth-child(12){width:4%}
+.swatch{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}
+.swatch.bar-ok{background:var(--ok)}.swatch.bar-bad{background:var(--bad)}.swatch.bar-muted{background:#8c959f}
+.swatch.bar-odd{background:var(--odd)}.swatch.bar-warn{background:var(--warn)}
 .scroll{overflow-x:auto}
 th{background:var(--soft);font-weight:600;white-space:nowrap}
 th button{all:unset;cursor:pointer}

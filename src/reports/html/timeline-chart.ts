@@ -16,6 +16,14 @@ export interface SeriesPoint {
   readonly ambiguous: number;
 }
 
+/** A pause, continue, rate change or hold, drawn where it happened. */
+export interface SteerMark {
+  /** Unix time in seconds (fractions allowed). */
+  readonly at: number;
+  /** What is written by its line: `pause`, `set-rate 4`, `quiet hours`... */
+  readonly label: string;
+}
+
 const MAX_BARS = 600;
 const LEFT = 56;
 const PLOT_W = 840;
@@ -63,6 +71,22 @@ const offset = (s: number) =>
   s < 120 ? `+${s} s` : s < 7200 ? `+${Math.round(s / 60)} min` : `+${(s / 3600).toFixed(1)} h`;
 
 /**
+ * Up to five x-axis labels, none repeating: on a short run several fractions round to the same
+ * second, and only the first of each is kept.
+ */
+function axisLabels(span: number): { f: number; text: string }[] {
+  const seen = new Set<string>();
+  const out: { f: number; text: string }[] = [];
+  for (const f of [0, 0.25, 0.5, 0.75, 1]) {
+    const text = offset(Math.round(f * span));
+    if (seen.has(text)) continue;
+    seen.add(text);
+    out.push({ f, text });
+  }
+  return out;
+}
+
+/**
  * The timeline of a run that started at `startedAt` and finished at `finishedAt` (Unix seconds).
  *
  * @example
@@ -72,6 +96,7 @@ export function timelineChart(
   points: readonly SeriesPoint[],
   startedAt: number,
   finishedAt: number,
+  marks: readonly SteerMark[] = [],
 ): SafeHtml {
   const total = (k: keyof Omit<SeriesPoint, "at">) => points.reduce((n, p) => n + p[k], 0);
   const totals = {
@@ -107,10 +132,16 @@ export function timelineChart(
   });
   const axisY = TOP + PLOT_H + 6 + LANES.length * LANE_H + 12;
   const span = to - from;
-  const xLabels = [0, 0.25, 0.5, 0.75, 1].map(
-    (f) =>
-      html`<text class="axis" x="${(LEFT + f * PLOT_W).toFixed(1)}" y="${axisY}" text-anchor="${f === 0 ? "start" : f === 1 ? "end" : "middle"}">${offset(Math.round(f * span))}</text>`,
+  const xLabels = axisLabels(span).map(
+    ({ f, text }) =>
+      html`<text class="axis" x="${(LEFT + f * PLOT_W).toFixed(1)}" y="${axisY}" text-anchor="${f === 0 ? "start" : f === 1 ? "end" : "middle"}">${text}</text>`,
   );
+  const steer = marks.map((m, i) => {
+    const x = (LEFT + Math.min(1, Math.max(0, (m.at - from) / span)) * PLOT_W).toFixed(1);
+    // Staggered in three rows, so that events close together keep readable labels.
+    const y = TOP + 10 + (i % 3) * 12;
+    return html`<g class="steer" data-label="${m.label}"><line class="steer-line" x1="${x}" x2="${x}" y1="${TOP}" y2="${TOP + PLOT_H}"></line><text class="steer-label" x="${x}" y="${y}" dx="3">${m.label}</text></g>`;
+  });
   const height = axisY + 6;
   const svgWidth = LEFT + PLOT_W + 4;
   const peakLabel = `${Math.round(peak * 10) / 10}/s`;
@@ -119,6 +150,6 @@ export function timelineChart(
 <line class="grid" x1="${LEFT}" x2="${LEFT + PLOT_W}" y1="${TOP + PLOT_H}" y2="${TOP + PLOT_H}"></line>
 <text class="axis" x="${LEFT - 6}" y="${TOP + 4}" text-anchor="end">${peakLabel}</text>
 <text class="axis" x="${LEFT - 6}" y="${TOP + PLOT_H}" text-anchor="end">0</text>
-${bars}${lanes}${xLabels}</svg>`;
+${bars}${steer}${lanes}${xLabels}</svg>`;
   return html`${svg}${caption}`;
 }

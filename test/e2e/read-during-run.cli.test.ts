@@ -1,0 +1,108 @@
+/**
+ * Every read command works while an apply writes (issue 29 §4). On PGlite only one process may
+ * open the data folder: `runs`, `show` and `report` are answered by the running writer through
+ * the local channel, `status` from its status file; on PostgreSQL they read the database.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { syntheticIdentities } from "../../src/synthetic.ts";
+import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.ts";
+import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
+import { backends } from "../helpers/db.ts";
+
+const N = 4_000;
+const SEED = 31;
+const CONTROLS = "/v2/identity/controls";
+const flagged = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled).map((r) => r.id);
+
+async function waitFor(what: string, cond: () => boolean, timeoutMs = 240_000) {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+for (const backend of backends) {
+  describe(`read commands during an apply on ${backend.name}`, { timeout: 900_000 }, () => {
+    let rig: CliRig;
+    let dir: string;
+    let env: Record<string, string>;
+    const cli = (args: string[]) => runCli([...args, ...rig.target.args], env);
+
+    before(async () => {
+      rig = await startCliRig(backend, { identities: N, seed: SEED, sandbox: { latencyMs: 5 } });
+      dir = mkdtempSync(join(tmpdir(), "cm-reads-"));
+      env = { ...rig.env, CONTROLS_PROGRESS: "false" };
+    });
+    after(async () => {
+      await rig.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("runs, show, report and status each exit 0 while an apply is writing, and the apply goes on to create every control", async () => {
+      const plan = await cli(["plan", "--json", "--out", join(dir, "plan")]);
+      assert.equal(plan.code, 2, plan.stderr);
+      const planId = JSON.parse(plan.stdout).run_id as string;
+      const from = Date.now();
+      const apply = collect(
+        spawnCli(
+          ["apply", "--yes", "--rate", "4", "--out", join(dir, "apply"), ...rig.target.args],
+          env,
+        ),
+      );
+      let ended: CliResult | undefined;
+      void apply.then((r) => {
+        ended = r;
+      });
+      const writes = () => rig.sandbox.requestsIn({ from, endpoint: CONTROLS }).served;
+      await waitFor("the apply's first creates", () => writes() > 0 || ended !== undefined);
+      assert.equal(ended, undefined, `apply ended early: ${ended?.stderr}`);
+
+      // All four at once, as an operator's second terminal would, while the apply writes.
+      const again = join(dir, "plan-again");
+      const [runs, show, report, status] = await Promise.all([
+        cli(["runs", "--json"]),
+        cli(["show", flagged[0] ?? "", "--json"]),
+        cli(["report", planId, "--out", again]),
+        cli(["status", "--json"]),
+      ]);
+      assert.equal(ended, undefined, "the apply was still writing during the reads");
+      assert.equal(runs.code, 0, runs.stderr);
+      const listed = runs.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      assert.ok(
+        listed.some((r) => r.id === planId && r.status === "completed"),
+        runs.stdout,
+      );
+      assert.ok(
+        listed.some((r) => r.mode === "apply" && r.status === "running"),
+        runs.stdout,
+      );
+
+      assert.equal(show.code, 0, show.stderr);
+      assert.equal(JSON.parse(show.stdout).identity_id, flagged[0]);
+
+      assert.equal(report.code, 0, report.stderr);
+      for (const f of ["diff.csv", "summary.json", "summary.md", "report.html"]) {
+        assert.ok(existsSync(join(again, f)), `${f} written`);
+      }
+
+      assert.equal(status.code, 0, status.stderr);
+      assert.equal(JSON.parse(status.stdout).status, "running");
+
+      const done = await apply;
+      assert.equal(done.code, 0, done.stderr);
+      const created = flagged.filter((id) =>
+        rig.sandbox.controlsOf(id).some((c) => !c.deleted_at && c.type === "SELL_ONLY"),
+      );
+      assert.equal(created.length, flagged.length);
+    });
+  });
+}
