@@ -8,14 +8,16 @@ import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { after, before, describe, it } from "node:test";
+import { promisify } from "node:util";
 import { REPO_ROOT } from "../helpers/cli.ts";
 
 const run = promisify(execFile);
-const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as {
-  version: string;
-}).version;
+const VERSION = (
+  JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as {
+    version: string;
+  }
+).version;
 
 /** npm with its own cache and no chatter (update notices, funding, audit). */
 function npmEnv(cache: string): NodeJS.ProcessEnv {
