@@ -96,7 +96,7 @@ function run(started: string, overrides: { pgliteWall?: number; efficiency?: num
 
 const jsonl = (lines: object[]) => lines.map((l) => JSON.stringify(l)).join("\n");
 
-describe("README's performance figures", () => {
+describe("docs/performance.md's figures", () => {
   it("come from the latest run that holds every issue-13 scenario, never a quick or partial one", () => {
     const older = run("2026-11-25T01:00:00.000Z", { pgliteWall: 40 });
     const partial = run("2026-11-25T03:00:00.000Z").filter(
