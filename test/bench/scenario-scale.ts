@@ -34,7 +34,9 @@ export async function scaleScenario(kit: BenchKit): Promise<Record<string, unkno
       : [1_000_000, 10_000_000];
   const runs: (PlanRunFigures & { sandbox_peak_rss_mb: number | null })[] = [];
   for (const identities of sizes) {
-    const sandbox = await planSandbox(kit, identities);
+    // Seeding ten million identities in the sandbox's memory takes minutes: 10 a million.
+    const readyTimeoutMs = Math.max(300_000, (identities / 1_000_000) * 600_000);
+    const sandbox = await planSandbox(kit, identities, [], readyTimeoutMs);
     try {
       const run = await planOnce(kit, sandbox, "postgres", identities);
       runs.push({ ...run, sandbox_peak_rss_mb: vmHwmMb(sandbox.pid) });
