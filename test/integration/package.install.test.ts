@@ -41,7 +41,7 @@ async function registryUnreachable(env: NodeJS.ProcessEnv): Promise<string | und
   }
 }
 
-describe("the tarball packed from a fresh checkout", { timeout: 600_000 }, () => {
+describe("the tarball packed from a fresh checkout", { timeout: 1_800_000 }, () => {
   let tmp: string;
   let env: NodeJS.ProcessEnv;
   let skip: string | undefined;
@@ -62,7 +62,8 @@ describe("the tarball packed from a fresh checkout", { timeout: 600_000 }, () =>
     const packed = await run("npm", ["pack", "--json", "--pack-destination", tmp], {
       cwd: checkout,
       env,
-      timeout: 300_000,
+      // The build (tsc and the PGlite template) takes 1–2 minutes, far more on a loaded machine.
+      timeout: 900_000,
       maxBuffer: 64 * 1024 * 1024,
     });
     packStderr = packed.stderr;
@@ -71,7 +72,7 @@ describe("the tarball packed from a fresh checkout", { timeout: 600_000 }, () =>
     const installed = await run(
       "npm",
       ["install", "-g", "--prefix", join(tmp, "prefix"), tarball],
-      { cwd: tmp, env, timeout: 300_000 },
+      { cwd: tmp, env, timeout: 600_000 },
     );
     installStderr = installed.stderr;
   });
