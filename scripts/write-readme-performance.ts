@@ -1,5 +1,5 @@
 /**
- * Rewrites README.md's issue-13 performance figures from the latest complete run in
+ * Rewrites docs/performance.md's figures from the latest complete run in
  * bench-results/results.jsonl (`npm run docs:performance`, after `npm run bench -- --only a,c,i,j`).
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -11,7 +11,7 @@ import {
   replacePerformanceBlock,
 } from "../test/bench/readme-performance.ts";
 
-const readme = fileURLToPath(new URL("../README.md", import.meta.url));
+const target = fileURLToPath(new URL("../docs/performance.md", import.meta.url));
 const results = fileURLToPath(new URL("../bench-results/results.jsonl", import.meta.url));
 let text: string;
 try {
@@ -24,8 +24,8 @@ try {
 }
 const run = latestRun(parseResults(text));
 writeFileSync(
-  readme,
-  replacePerformanceBlock(readFileSync(readme, "utf8"), renderPerformance(run)),
+  target,
+  replacePerformanceBlock(readFileSync(target, "utf8"), renderPerformance(run)),
 );
 const started = [...run.values()][0]?.run_started_at;
-process.stdout.write(`README.md performance figures rewritten from the run started ${started}.\n`);
+process.stdout.write(`docs/performance.md rewritten from the run started ${started}.\n`);

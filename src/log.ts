@@ -1,12 +1,8 @@
 import pino from "pino";
+import { LOG_LEVELS, type LogFormat, type LogLevel } from "./log-levels.ts";
 import { scrub } from "./secret.ts";
 
-export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
-/** `text` for people (the default), `json` (one object a line) for log shippers. */
-export const LOG_FORMATS = ["text", "json"] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
+export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "./log-levels.ts";
 
 export interface Logger {
   readonly level: LogLevel;

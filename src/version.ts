@@ -4,6 +4,26 @@ import { fileURLToPath } from "node:url";
 
 const PACKAGE_NAME = "controls-migrate";
 
+interface PackageJson {
+  readonly name?: string;
+  readonly version?: string;
+}
+
+/** The package's root folder and its package.json, found by walking up from `from`. */
+function findPackage(from: string): { root: string; pkg: PackageJson } {
+  let dir = dirname(from);
+  for (;;) {
+    const file = join(dir, "package.json");
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, "utf8")) as PackageJson;
+      if (pkg.name === PACKAGE_NAME && typeof pkg.version === "string") return { root: dir, pkg };
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`${PACKAGE_NAME}: no package.json found above ${from}`);
+    dir = up;
+  }
+}
+
 /**
  * The version in the package's own package.json, found by walking up from this module: the same
  * code runs as `src/version.ts` (tsx), `dist/src/version.js` (built) and from an installed tarball.
@@ -13,17 +33,12 @@ const PACKAGE_NAME = "controls-migrate";
  *   readPackageVersion() // "0.1.0"
  */
 export function readPackageVersion(from: string = fileURLToPath(import.meta.url)): string {
-  let dir = dirname(from);
-  for (;;) {
-    const file = join(dir, "package.json");
-    if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string };
-      if (pkg.name === PACKAGE_NAME && typeof pkg.version === "string") return pkg.version;
-    }
-    const up = dirname(dir);
-    if (up === dir) throw new Error(`${PACKAGE_NAME}: no package.json found above ${from}`);
-    dir = up;
-  }
+  return findPackage(from).pkg.version as string;
+}
+
+/** The folder of the package's package.json: the repository, or the installed package. */
+export function packageRoot(from: string = fileURLToPath(import.meta.url)): string {
+  return findPackage(from).root;
 }
 
 /** This tool's version, recorded with every run (`runs.tool_version`). */

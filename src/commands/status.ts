@@ -13,13 +13,11 @@ import {
   statusOptions,
   withOptions,
 } from "../config.ts";
-import { type DatabaseHandle, openDatabase } from "../db/connect.ts";
-import { ensureSchema } from "../db/migrate.ts";
-import { getRun, latestWriterRun } from "../db/run-queries.ts";
+import type { DatabaseHandle } from "../db/connect.ts";
 import { ExitCode, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { readFreshStatus } from "../migration/local-channel.ts";
-import { type RunStatusView, readRunStatus } from "../migration/run-status.ts";
+import type { RunStatusView } from "../migration/run-status.ts";
 import { renderRunStatus } from "../reports/run-status-text.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
 
@@ -43,23 +41,55 @@ class StatusReader {
       if (live && (!this.runId || live.run_id === this.runId))
         return live as unknown as RunStatusView;
     }
+    const once = this.global.databaseUrl && !this.#handle ? await this.#readOnce() : undefined;
+    if (once) return once;
     const handle = await this.#open();
+    const { getRun, latestWriterRun } = await import("../db/run-queries.ts");
+    const { readRunStatus } = await import("../migration/run-status.ts");
     const run = this.runId ? await getRun(handle.db, this.runId) : await latestWriterRun(handle.db);
-    if (!run) {
-      throw new UserError(
-        this.runId
-          ? `No run "${this.runId}". List runs with: controls-migrate runs`
-          : "No apply, reconcile or revert has run on this database yet.",
-      );
-    }
+    if (!run) throw this.#noRun();
     const view = await readRunStatus(handle.db, run, new Date());
     // PGlite: let a run that starts meanwhile open the folder.
     if (!this.global.databaseUrl) await this.close();
     return view;
   }
 
+  #noRun(): UserError {
+    return new UserError(
+      this.runId
+        ? `No run "${this.runId}". List runs with: controls-migrate runs`
+        : "No apply, reconcile or revert has run on this database yet.",
+    );
+  }
+
+  /**
+   * PostgreSQL: one connection, one statement (`db/status-query.ts`). Undefined when that cannot
+   * answer (no schema yet, another version's schema, no connection): the usual open then creates
+   * or upgrades the schema, or says what is wrong.
+   */
+  async #readOnce(): Promise<RunStatusView | undefined> {
+    const [{ readStatusOnce }, { migrations }, { reportMarkedInterrupted }, { runStatusView }] =
+      await Promise.all([
+        import("../db/status-query.ts"),
+        import("../../migrations/index.ts"),
+        import("../db/abandoned-runs.ts"),
+        import("../migration/run-status.ts"),
+      ]);
+    const read = await readStatusOnce(this.global.databaseUrl as string, this.runId).catch(
+      () => undefined,
+    );
+    const known = Object.keys(migrations);
+    const current =
+      read?.migrations.length === known.length && known.every((n) => read.migrations.includes(n));
+    if (!read || !current) return undefined;
+    reportMarkedInterrupted(this.logger, read.marked);
+    if (!read.run) throw this.#noRun();
+    return runStatusView(read.run, read.counts, read.control, new Date());
+  }
+
   async #open(): Promise<DatabaseHandle> {
     if (this.#handle) return this.#handle;
+    const { ensureSchema } = await import("../db/migrate.ts");
     const handle = await this.#openSoon();
     try {
       await ensureSchema(handle.db, this.logger);
@@ -77,6 +107,7 @@ class StatusReader {
    */
   async #openSoon(): Promise<DatabaseHandle> {
     const deadline = Date.now() + (this.global.databaseUrl ? 0 : CLOSING_WAIT_MS);
+    const { openDatabase } = await import("../db/connect.ts");
     for (;;) {
       try {
         return await openDatabase(this.global, this.logger);

@@ -3,7 +3,7 @@
  * group and help, each written once. yargs options, env loading, --help and the README's table
  * are generated from it (see `yargs-options.ts`, `load.ts`, `readme-table.ts`).
  */
-import { LOG_FORMATS, LOG_LEVELS } from "../log.ts";
+import { LOG_FORMATS, LOG_LEVELS } from "../log-levels.ts";
 import {
   booleanSchema,
   choiceSchema,

@@ -10,6 +10,7 @@ import { connectionSecrets, postgresTarget, redactUrl } from "../secret.ts";
 import { markAbandonedRunsInterrupted } from "./abandoned-runs.ts";
 import { acquireDataDirLock, type DataDirLock } from "./data-dir-lock.ts";
 import { markEmbedded } from "./embedded.ts";
+import { seedFromTemplate } from "./pglite-template.ts";
 import { PgliteThread, type PgliteThreadOptions } from "./pglite-thread.ts";
 import { PgliteThreadDialect } from "./pglite-thread-dialect.ts";
 import { Reconnector } from "./reconnect.ts";
@@ -163,6 +164,7 @@ async function openPglite(dataDir: string, logger: Logger): Promise<DatabaseHand
   });
   let thread: PgliteThread;
   try {
+    logger.debug(`PGlite data folder ${dir}: ${seedFromTemplate(dir)}`);
     thread = await PgliteThread.start({ ...EMBEDDED, dataDir: dir });
   } catch (err) {
     lock.release();

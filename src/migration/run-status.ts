@@ -6,7 +6,8 @@
 import type { Kysely } from "kysely";
 import { countActionsPerStatus } from "../db/journal-queries.ts";
 import { getRunControl } from "../db/run-control-queries.ts";
-import type { Database, Run } from "../db/schema.ts";
+import type { ActionStatus, Database, Run } from "../db/schema.ts";
+import type { StatusControl, StatusRun } from "../db/status-query.ts";
 import type { LiveReport, RunStatusView } from "../reports/run-status-text.ts";
 
 export type { LiveReport, RunStatusView } from "../reports/run-status-text.ts";
@@ -32,6 +33,20 @@ export async function readRunStatus(
 ): Promise<RunStatusView> {
   const counts = await countActionsPerStatus(db, run.id);
   const control = await getRunControl(db, run.id);
+  return runStatusView(run, counts, control, now, live);
+}
+
+/**
+ * The status view of a run from what the database holds of it: pure, so that `status` on
+ * PostgreSQL can read all of it in one statement (`db/status-query.ts`).
+ */
+export function runStatusView(
+  run: StatusRun,
+  counts: Readonly<Record<ActionStatus, number>>,
+  control: StatusControl | undefined,
+  now: Date,
+  live?: LiveReport,
+): RunStatusView {
   const stored = control?.report as LiveReport | null | undefined;
   const fresh =
     stored &&

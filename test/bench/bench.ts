@@ -12,7 +12,8 @@
  * d resume cost after SIGKILL, e a second plan on the same database, f the filtered strategy
  * beside bulk, g bulk and filtered listings at 0 and 150 ms of page latency, h `show` and
  * report.html on 20 runs of the largest size (PostgreSQL only), i the rate floor (plan at 40 and
- * 1000 rps, apply --plan's controls-path requests), j scenario b's apply on PGlite five times.
+ * 1000 rps, apply --plan's controls-path requests), j scenario b's apply on PGlite five times,
+ * k start-up (--version, --help, status), l plan at 1M and 10M on PostgreSQL (only with --only l).
  * PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (an admin URL;
  * a throwaway database is created per run), else a throwaway server started from
  * /usr/lib/postgresql/*\/bin, else the PostgreSQL variants are skipped with the reason printed.
@@ -32,7 +33,9 @@ import { type PlanRunFigures, planScenario } from "./scenario-plan.ts";
 import { type BackendName, findPostgres, type PostgresServer } from "./scenario-postgres.ts";
 import { repeatScenario } from "./scenario-repeat.ts";
 import { resumeScenario } from "./scenario-resume.ts";
+import { scaleScenario } from "./scenario-scale.ts";
 import { showScenario } from "./scenario-show.ts";
+import { startupScenario } from "./scenario-startup.ts";
 import { strategiesScenario } from "./scenario-strategies.ts";
 
 const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] [--backends postgres,pglite] [--tsx]
@@ -41,7 +44,9 @@ const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] 
                f filtered beside bulk, g listings at 0 and 150 ms latency, h show and
                report.html on 20 runs of the largest size (PostgreSQL only), i the rate floor:
                plan at 40 and 1000 rps, apply --plan's controls-path requests,
-               j apply on PGlite, 5 runs (default all)
+               j apply on PGlite, 5 runs, k start-up: --version, --help against node -e 0,
+               status with no run, l plan at 1M and 10M on PostgreSQL (not in the default
+               set: run it with --only l) (default a to k)
   --sizes      source sizes of scenarios a and f, smallest also for e, largest for h (default
                100000,1000000; quick 2000,10000); of g too when given (g's default 200000,1000000);
                the largest of i's plans when given (i's default 1000000, quick 20000)
@@ -66,7 +71,7 @@ if (values.help) {
   process.exit(0);
 }
 
-const ORDER = ["a", "c", "b", "d", "e", "f", "g", "h", "i", "j"] as const;
+const ORDER = ["a", "c", "b", "d", "e", "f", "g", "h", "i", "j", "k", "l"] as const;
 type ScenarioId = (typeof ORDER)[number];
 const NAMES: Record<ScenarioId, string> = {
   a: "a-plan",
@@ -79,6 +84,8 @@ const NAMES: Record<ScenarioId, string> = {
   h: "h-show-history",
   i: "i-rate-floor",
   j: "j-apply-pglite-runs",
+  k: "k-startup",
+  l: "l-scale-ten-million",
 };
 
 function list(raw: string, what: string): string[] {
@@ -95,7 +102,9 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-const only = values.only === undefined ? [...ORDER] : list(values.only, "--only");
+// l (ten million identities) loads the machine for long: run only when asked for.
+const only =
+  values.only === undefined ? ORDER.filter((s) => s !== "l") : list(values.only, "--only");
 for (const s of only) if (!ORDER.includes(s as ScenarioId)) fail(`unknown scenario ${s}`);
 const selected = ORDER.filter((s) => only.includes(s));
 const sizes = (
@@ -233,7 +242,9 @@ for (const id of selected) {
     else if (id === "g") figures = await latencyScenario(kit);
     else if (id === "h") figures = await showScenario(kit);
     else if (id === "i") figures = await floorScenario(kit);
-    else figures = await applyRunsScenario(kit);
+    else if (id === "j") figures = await applyRunsScenario(kit);
+    else if (id === "k") figures = await startupScenario(kit);
+    else figures = await scaleScenario(kit);
     emit({
       scenario: NAMES[id],
       status: "ok",

@@ -1,12 +1,12 @@
 /**
- * README.md's issue-13 figures, rendered from ONE `npm run bench` run (the lines of
+ * docs/performance.md's figures, rendered from ONE `npm run bench` run (the lines of
  * bench-results/results.jsonl sharing a `run_started_at`) beside the figures the issue measured
  * before the work. `npm run docs:performance` rewrites the block between the markers.
  *
  * @example
  *   const lines = readFileSync("bench-results/results.jsonl", "utf8");
  *   const run = latestRun(parseResults(lines));
- *   writeFileSync("README.md", replacePerformanceBlock(readme, renderPerformance(run)));
+ *   writeFileSync("docs/performance.md", replacePerformanceBlock(doc, renderPerformance(run)));
  */
 
 export const BEGIN =
@@ -125,7 +125,7 @@ export function replacePerformanceBlock(readme: string, block: string): string {
   const begin = readme.indexOf(BEGIN);
   const end = readme.indexOf(END);
   if (begin < 0 || end < begin) {
-    throw new Error(`README.md lacks the markers ${BEGIN} … ${END}`);
+    throw new Error(`the document lacks the markers ${BEGIN} … ${END}`);
   }
   return `${readme.slice(0, begin + BEGIN.length)}\n${block}\n${readme.slice(end)}`;
 }

@@ -197,20 +197,25 @@ export function planSandbox(
   kit: BenchKit,
   identities: number,
   extra: readonly string[] = [],
+  readyTimeoutMs?: number,
 ): Promise<BenchSandbox> {
-  return startBenchSandbox(kit, [
-    "--identities",
-    String(identities),
-    "--seed",
-    String(SEED),
-    "--migrated-fraction",
-    "0.5",
-    "--rate-limit",
-    "0",
-    "--token-rate-limit",
-    "0",
-    ...extra,
-  ]);
+  return startBenchSandbox(
+    kit,
+    [
+      "--identities",
+      String(identities),
+      "--seed",
+      String(SEED),
+      "--migrated-fraction",
+      "0.5",
+      "--rate-limit",
+      "0",
+      "--token-rate-limit",
+      "0",
+      ...extra,
+    ],
+    readyTimeoutMs,
+  );
 }
 
 /** Every (size, backend) plan run, sizes ascending; one sandbox process per size. */

@@ -24,6 +24,10 @@ export interface FaultProxy {
   loseNextAnswerTo(pattern: RegExp): void;
   /** Answers lost so far. */
   readonly lostCommits: number;
+  /** Connections accepted so far. */
+  readonly connections: number;
+  /** The statements sent so far (simple Query or Parse), in order. */
+  readonly statements: readonly string[];
   /** While false, new connections are dropped at once (the server looks unreachable). */
   setAccepting(accepting: boolean): void;
   close(): Promise<void>;
@@ -34,12 +38,15 @@ export async function startFaultProxy(serverUrl: string): Promise<FaultProxy> {
   let armed: RegExp | null = null;
   let lost = 0;
   let accepting = true;
+  let connections = 0;
+  const statements: string[] = [];
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
     if (!accepting) {
       client.destroy();
       return;
     }
+    connections += 1;
     const upstream = connect(Number(target.port || 5432), target.hostname);
     sockets.add(client).add(upstream);
     let pending = Buffer.alloc(0);
@@ -59,7 +66,9 @@ export async function startFaultProxy(serverUrl: string): Promise<FaultProxy> {
         if (pending.length < len) break;
         const message = pending.subarray(0, len);
         pending = pending.subarray(len);
-        if (started && armed && statementOf(message)?.match(armed)) {
+        const statement = started ? statementOf(message) : null;
+        if (statement !== null) statements.push(statement);
+        if (started && armed && statement?.match(armed)) {
           armed = null;
           dropOnAnswer = true;
         }
@@ -99,6 +108,10 @@ export async function startFaultProxy(serverUrl: string): Promise<FaultProxy> {
     get lostCommits() {
       return lost;
     },
+    get connections() {
+      return connections;
+    },
+    statements,
     setAccepting: (value) => {
       accepting = value;
     },

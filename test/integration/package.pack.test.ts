@@ -25,13 +25,14 @@ describe("the npm package", () => {
   let files: string[];
   before(() => {
     npm(["run", "build"]);
-    const [pack] = JSON.parse(npm(["pack", "--dry-run", "--json"])) as {
+    // --ignore-scripts: prepack would empty dist/, which other test files may be running.
+    const [pack] = JSON.parse(npm(["pack", "--dry-run", "--json", "--ignore-scripts"])) as {
       files: { path: string }[];
     }[];
     files = pack!.files.map((f) => f.path);
   });
 
-  it("ships the built CLI, the compiled migrations, README, CHANGELOG and LICENSE", () => {
+  it("ships the built CLI, the compiled migrations, the PGlite template, README, CHANGELOG and LICENSE", () => {
     for (const f of [
       "package.json",
       "README.md",
@@ -41,6 +42,8 @@ describe("the npm package", () => {
       "dist/migrations/index.js",
       "dist/migrations/0001-initial.js",
       "dist/migrations/0002-run-lifecycle.js",
+      "dist/pglite/template.tar.gz",
+      "dist/pglite/template.json",
     ]) {
       assert.ok(files.includes(f), `${f} is in the tarball`);
     }
