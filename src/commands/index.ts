@@ -1,11 +1,9 @@
 import type { CommandModule } from "yargs";
 import { dbCommand } from "./db.ts";
-import { demoCommand } from "./demo.ts";
 import { discardCommand } from "./discard.ts";
 import { applyCommand, planCommand, reconcileCommand } from "./pipeline-commands.ts";
 import { revertCommand } from "./revert.ts";
 import { reportCommand, runsCommand } from "./runs.ts";
-import { sandboxCommand } from "./sandbox.ts";
 import { showCommand } from "./show.ts";
 import { statusCommand } from "./status.ts";
 import { continueCommand, pauseCommand, setRateCommand } from "./steer.ts";
@@ -26,7 +24,5 @@ export const commands: CommandModule<any, any>[] = [
   runsCommand,
   showCommand,
   dbCommand,
-  sandboxCommand,
-  demoCommand,
   versionCommand,
 ];

@@ -22,8 +22,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { loadPlatformConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { createPlatformClient, WRITE_SCOPES } from "../../src/platform/index.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 
 const { values } = parseArgs({
   options: {

@@ -10,11 +10,11 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import type { SandboxStats } from "controls-sandbox";
+import { type SandboxInfo, spawnSandbox } from "controls-sandbox/test-helpers";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
-import type { SandboxStats } from "../../src/sandbox/types.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 import { collect, REPO_ROOT } from "../helpers/cli.ts";
-import { type SandboxInfo, spawnSandbox } from "../helpers/sandbox-process.ts";
 import type { Cleanup } from "./scenario-cleanup.ts";
 import type { BackendName, PostgresServer } from "./scenario-postgres.ts";
 

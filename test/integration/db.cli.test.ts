@@ -4,8 +4,8 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { migrations } from "../../migrations/index.ts";
 import { loadSourceConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { readSource } from "../../src/db/source-reader.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 import { CLI_ENTRY } from "../helpers/cli-entry.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 

@@ -10,11 +10,12 @@ import {
   CREATABLE_CONTROL_TYPES,
   IDENTITY_PATHS,
   PREVIEW_REASON_CODES,
+  publishedSchema,
   REASON_CODES,
+  SCOPES,
   SET_BY,
-} from "../../src/contract/identity-controls.ts";
-import { publishedSchema, schemaEnum } from "../../src/contract/published-schema.ts";
-import { SCOPES } from "../../src/contract/scopes.ts";
+  schemaEnum,
+} from "../../src/contract/index.ts";
 
 const sorted = (v: readonly string[]) => [...v].sort();
 

@@ -1,5 +1,4 @@
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
-import { MAX_IDENTITY_ID_LENGTH } from "../contract/limits.ts";
 import { adminPlugin } from "./admin/plugin.ts";
 import type { SandboxContext } from "./context.ts";
 import { depositAddressPlugin } from "./deposit-address/plugin.ts";
@@ -13,6 +12,7 @@ import { createValidatorCompiler, formatSchemaError } from "./input/schema-valid
 import { oauthPlugin } from "./oauth/plugin.ts";
 import { orchestrationPlugin } from "./orchestration/plugin.ts";
 import { TOKEN_PATH } from "./paths.ts";
+import { MAX_IDENTITY_ID_LENGTH } from "./shared.ts";
 import { transferPlugin } from "./transfer/plugin.ts";
 
 /**

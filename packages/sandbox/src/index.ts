@@ -1,9 +1,18 @@
 /**
  * The sandbox: a local emulator of the platform's interface (identity controls, exchange,
  * transfers, deposit addresses, orchestration rules). It stands apart from the rest of the tool
- * (it imports only `synthetic.ts` and `contract/`); only tests, the demo and the `sandbox` command
+ * (it imports only the CLI's contract and option kit, through `shared.ts`); only tests, the demo and the `controls-sandbox` bin
  * start it.
  */
+
+export { sandboxYargs, stopSignal } from "./cli/main.ts";
+export {
+  type SandboxCliOptions,
+  SandboxUsageError,
+  sandboxOptions,
+  sandboxOptionsFromArgv,
+} from "./cli/options.ts";
+export { exportLines, type SandboxLog, serveSandbox, stderrLog } from "./cli/serve.ts";
 export type {
   DepositAddress,
   DepositAddressApi,

@@ -1,13 +1,19 @@
 import { randomBytes } from "node:crypto";
 import { normalizeEndpointRates } from "./gateway/endpoint-limits.ts";
+import {
+  PLATFORM_RATE_LIMIT_RPS,
+  RATE_PENALTY_S,
+  RATE_WINDOW_S,
+  TOKEN_RATE_LIMIT_RPS,
+} from "./shared.ts";
 import type { Limits, SandboxClient, SandboxOptions } from "./types.ts";
 import { READ_ONLY_SCOPES, SCOPES } from "./types.ts";
 
 export const DEFAULT_LIMITS: Limits = Object.freeze({
-  rateLimitRps: 50,
-  tokenRateLimitRps: 1,
-  rateWindowS: 300,
-  penaltyS: 300,
+  rateLimitRps: PLATFORM_RATE_LIMIT_RPS,
+  tokenRateLimitRps: TOKEN_RATE_LIMIT_RPS,
+  rateWindowS: RATE_WINDOW_S,
+  penaltyS: RATE_PENALTY_S,
   duplicatePolicy: "allow",
   tokenTtlS: 3600,
   endpointRateLimits: Object.freeze({}),

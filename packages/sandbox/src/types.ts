@@ -1,8 +1,8 @@
-import { SCOPES } from "../contract/scopes.ts";
 import type { DepositAddressApi } from "./deposit-address/types.ts";
 import type { ExchangeApi } from "./exchange/types.ts";
 import type { IdentityApi, Integrity, SetBySpellingName } from "./identity/types.ts";
 import type { OrchestrationApi } from "./orchestration/types.ts";
+import { SCOPES } from "./shared.ts";
 import type { TransferApi } from "./transfer/types.ts";
 
 /**
@@ -146,7 +146,7 @@ export interface Sandbox
   close(): Promise<void>;
 }
 
-export { SCOPES } from "../contract/scopes.ts";
+export { SCOPES } from "./shared.ts";
 
 /** The scopes a read-only client holds: every read of the interface, no write. */
 export const READ_ONLY_SCOPES: readonly string[] = Object.freeze([

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { prng, uuidFrom } from "../../synthetic.ts";
 import { compact, FieldReader } from "../input/body-fields.ts";
 import { addressFor } from "../input/crypto-address.ts";
 import { SeedConflictError } from "../input/seed-input.ts";
 import { KeysetIndex } from "../paging/keyset-index.ts";
+import { prng, uuidFrom } from "../shared.ts";
 import { CRYPTO_NETWORKS, type DepositAddress, type SyntheticDepositAddresses } from "./types.ts";
 
 export interface StoredAddress {

@@ -1,6 +1,7 @@
 /** Public types of the deposit-address domain; networks are the published enum, read from the schema. */
-import { schemaEnum } from "../../contract/published-schema.ts";
+
 import type { Metadata } from "../input/seed-input.ts";
+import { schemaEnum } from "../shared.ts";
 
 /** The published CryptoNetwork enum, read from the schema. */
 export const CRYPTO_NETWORKS: readonly string[] = schemaEnum("CryptoNetwork");

@@ -3,7 +3,6 @@
  * field), defaults, canonical decimals, and the platform's acceptance rules for orders.
  */
 import { randomUUID } from "node:crypto";
-import { prng, uuidFrom } from "../../synthetic.ts";
 import { type Body, compact, FieldReader, parseInstant } from "../input/body-fields.ts";
 import {
   formatDecimal,
@@ -11,6 +10,7 @@ import {
   parseDecimal,
   parsePositiveDecimal,
 } from "../input/decimal.ts";
+import { prng, uuidFrom } from "../shared.ts";
 import { closedAt, type StoredExecution, type StoredOrder } from "./exchange-store.ts";
 import { DEFAULT_TIME_IN_FORCE, rejectionReason } from "./order-rules.ts";
 import {

@@ -2,8 +2,9 @@
  * Public types of the exchange domain: quote executions and orders. Amounts are decimal strings,
  * as on the wire; markets and order statuses are the published enums, read from the schema.
  */
-import { schemaEnum } from "../../contract/published-schema.ts";
+
 import type { Metadata } from "../input/seed-input.ts";
+import { schemaEnum } from "../shared.ts";
 
 /** The published Market enum, read from the project's copy of the schema. */
 export const MARKETS: readonly string[] = schemaEnum("Market");

@@ -9,20 +9,27 @@ import {
   ORDER_PATH,
   QUOTE_EXECUTIONS_PATH,
 } from "../paths.ts";
+import {
+  PLATFORM_RATE_LIMIT_RPS,
+  PLATFORM_ENDPOINT_RPS as PUBLISHED_ENDPOINT_RPS,
+  routeTemplate,
+} from "../shared.ts";
 import type { Limits } from "../types.ts";
 
 /** The platform's limit of an ordinary endpoint; `rateLimitRps` plays this role in the sandbox. */
-export const PLATFORM_DEFAULT_RPS = 50;
+export const PLATFORM_DEFAULT_RPS = PLATFORM_RATE_LIMIT_RPS;
 
 /**
- * The platform's per-endpoint limits that differ from the ordinary 50 rps. Scaled by
- * `rateLimitRps / 50`, so a sandbox started with `--rate-limit 5` keeps the platform's proportions
- * (transfers 2 rps, quote executions 1 rps) and `--rate-limit 0` turns every limit off.
+ * The platform's per-endpoint limits that differ from the ordinary one (the contract's table, by
+ * route template). Scaled by `rateLimitRps / PLATFORM_DEFAULT_RPS`, so a sandbox started with
+ * `--rate-limit 5` keeps the platform's proportions (transfers 2 rps, quote executions 1 rps) and
+ * `--rate-limit 0` turns every limit off.
  */
-export const PLATFORM_ENDPOINT_RPS: Readonly<Record<string, number>> = Object.freeze({
-  [INTERNAL_TRANSFER_PATH]: 20,
-  [QUOTE_EXECUTIONS_PATH]: 10,
-});
+export const PLATFORM_ENDPOINT_RPS: Readonly<Record<string, number>> = Object.freeze(
+  Object.fromEntries(
+    Object.entries(PUBLISHED_ENDPOINT_RPS).map(([path, rps]) => [routeTemplate(path), rps]),
+  ),
+);
 
 /** Every rate-limited API endpoint, as the route template the limiter keys on. */
 export const RATE_LIMITED_ENDPOINTS: readonly string[] = Object.freeze([

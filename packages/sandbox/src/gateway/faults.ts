@@ -1,4 +1,4 @@
-import { prng } from "../../synthetic.ts";
+import { prng } from "../shared.ts";
 import type { Faults } from "../types.ts";
 
 export const DEFAULT_FAULTS: Faults = Object.freeze({

@@ -1,6 +1,5 @@
-import { MAX_IDENTITY_ID_LENGTH } from "../../contract/limits.ts";
-import { prng, syntheticIdentities } from "../../synthetic.ts";
 import { isJsonObject } from "../input/body-fields.ts";
+import { MAX_IDENTITY_ID_LENGTH, prng, syntheticIdentities } from "../shared.ts";
 import type { NewControl, SandboxStore, StoredIdentity } from "./identity-store.ts";
 import type { SetBySpelling } from "./set-by.ts";
 import {

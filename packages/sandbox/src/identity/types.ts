@@ -4,7 +4,7 @@ export {
   CREATABLE_CONTROL_TYPES as CLIENT_CONTROL_TYPES,
   PREVIEW_REASON_CODES,
   REASON_CODES,
-} from "../../contract/identity-controls.ts";
+} from "../shared.ts";
 
 /** One control as the platform answers it. `deleted_at` is omitted while the control is active. */
 export interface ControlRecord {

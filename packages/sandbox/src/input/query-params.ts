@@ -1,8 +1,9 @@
 import { ProblemError } from "../gateway/problem.ts";
+import { MAX_PAGE_SIZE } from "../shared.ts";
 
 export type Query = Record<string, unknown>;
 
-export const MAX_LIMIT = 1000;
+export const MAX_LIMIT = MAX_PAGE_SIZE;
 export const DEFAULT_LIMIT = 100;
 
 function one(q: Query, name: string): string | undefined {

@@ -9,8 +9,7 @@
 import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import type { FastifySchema, FastifySchemaCompiler } from "fastify";
-import { PREVIEW_REASON_CODES } from "../../contract/identity-controls.ts";
-import { publishedSchema } from "../../contract/published-schema.ts";
+import { PREVIEW_REASON_CODES, publishedSchema } from "../shared.ts";
 import { MAX_LIMIT } from "./query-params.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON schema fragments are walked generically

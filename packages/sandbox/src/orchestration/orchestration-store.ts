@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { schemaEnum } from "../../contract/published-schema.ts";
 import { type Body, FieldReader, objectOf } from "../input/body-fields.ts";
 import { addressFor } from "../input/crypto-address.ts";
 import { SeedConflictError } from "../input/seed-input.ts";
+import { schemaEnum } from "../shared.ts";
 import type { OrchestrationRule, RuleEndpoint } from "./types.ts";
 
 /** The published CryptoNetwork enum, for rule endpoints on a chain. */

@@ -7,7 +7,7 @@
  *   const all = await walkAll(sandbox, token, DEPOSIT_ADDRESSES, { networks: ["BITCOIN"] });
  */
 import assert from "node:assert/strict";
-import type { Sandbox } from "../../src/sandbox/index.ts";
+import type { Sandbox } from "../../src/index.ts";
 import { type Answer, read } from "./sandbox-http.ts";
 
 export const quoteExecutionsPath = (profileId: string) =>

@@ -3,7 +3,7 @@
  * deposit addresses, an orchestration rule and orders of every shape (a MARKET order without a
  * price, a newer market, an expired GTT order), for two profiles.
  */
-import type { Sandbox } from "../../src/sandbox/index.ts";
+import type { Sandbox } from "../../src/index.ts";
 
 const HOUR = 3_600_000;
 

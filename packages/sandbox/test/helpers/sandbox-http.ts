@@ -7,7 +7,7 @@
  *   const res = await call(sandbox, token, "GET", "/v2/identity/identities", { query: { limit: "10" } });
  */
 import assert from "node:assert/strict";
-import type { Sandbox } from "../../src/sandbox/index.ts";
+import type { Sandbox } from "../../src/index.ts";
 
 export interface Answer {
   status: number;

@@ -3,16 +3,25 @@
  * published schema's validator, which reports what breaks it in an `sl-violations` header.
  *
  * @example
- *   const prism = await startPrism(sandbox.apiUrl, "schema/platform-v2.conformance.openapi.json");
+ *   const prism = await startPrism(sandbox.apiUrl, CONFORMANCE_SCHEMA_FILE);
  *   const res = await prism.call("GET", "/v2/identity/identities", { token });
  *   res.violations; // [] when both the request and the answer conform
  *   await prism.close();
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
+import { createRequire } from "node:module";
 import { createServer } from "node:net";
-import { join } from "node:path";
-import { REPO_ROOT } from "./sandbox-process.ts";
+import { dirname, join } from "node:path";
+import { schemaPath } from "../../src/shared.ts";
+import { SANDBOX_ROOT } from "./sandbox-process.ts";
+
+/** Prism's own entry script, wherever npm placed the package (hoisted to the repository root). */
+function prismBin(): string {
+  const manifest = createRequire(import.meta.url).resolve("@stoplight/prism-cli/package.json");
+  const { bin } = createRequire(import.meta.url)(manifest) as { bin: Record<string, string> };
+  return join(dirname(manifest), bin.prism ?? "dist/index.js");
+}
 
 export interface Violation {
   location: string[];
@@ -59,9 +68,12 @@ export async function startPrism(
 ): Promise<PrismProxy> {
   const port = await freePort();
   const child: ChildProcess = spawn(
-    join(REPO_ROOT, "node_modules", ".bin", "prism"),
-    ["proxy", join(REPO_ROOT, schemaFile), upstream, "--host", "127.0.0.1", "--port", String(port)],
-    { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] },
+    process.execPath,
+    [
+      prismBin(),
+      ...["proxy", schemaPath(schemaFile), upstream, "--host", "127.0.0.1", "--port", String(port)],
+    ],
+    { cwd: SANDBOX_ROOT, stdio: ["ignore", "pipe", "pipe"] },
   );
   let output = "";
   child.stdout?.on("data", (d) => {

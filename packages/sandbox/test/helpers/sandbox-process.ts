@@ -1,6 +1,6 @@
 /**
- * Runs `controls-migrate sandbox` as a child process (the way benchmarks and chaos tests use it)
- * and reads the JSON line it prints once ready.
+ * Runs `controls-sandbox` (the package's bin) as a child process (the way benchmarks and chaos
+ * tests use it) and reads the JSON line it prints once ready. Children run in the package folder.
  *
  * @example
  *   const proc = await spawnSandbox(["--port", "0", "--identities", "1000"]);
@@ -9,9 +9,10 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { CLI_ENTRY } from "./cli-entry.ts";
 
-export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** The sandbox package's folder, the children's working folder. */
+export const SANDBOX_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const BIN = fileURLToPath(new URL("../../bin/controls-sandbox.js", import.meta.url));
 
 export interface SandboxInfo {
   api_url: string;
@@ -40,14 +41,14 @@ export interface CliRun {
 }
 
 function cliArgs(args: readonly string[]): string[] {
-  return [...CLI_ENTRY, ...args];
+  return [BIN, ...args];
 }
 
-/** Runs the CLI to completion (for refusals and --help); killed after `timeoutMs`. */
-export function runCli(args: readonly string[], timeoutMs = 20_000): Promise<CliRun> {
+/** Runs `controls-sandbox` to completion (for refusals and --help); killed after `timeoutMs`. */
+export function runSandboxCli(args: readonly string[], timeoutMs = 20_000): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, cliArgs(args), {
-      cwd: REPO_ROOT,
+      cwd: SANDBOX_ROOT,
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -67,13 +68,13 @@ export function runCli(args: readonly string[], timeoutMs = 20_000): Promise<Cli
   });
 }
 
-/** Starts `sandbox <args>` and waits for its JSON line; kills the child if it never comes. */
+/** Starts `controls-sandbox <args>` and waits for its JSON line; kills the child if it never comes. */
 export function spawnSandbox(
   args: readonly string[],
   readyTimeoutMs = 20_000,
 ): Promise<SandboxProcess> {
-  const child = spawn(process.execPath, cliArgs(["sandbox", ...args]), {
-    cwd: REPO_ROOT,
+  const child = spawn(process.execPath, cliArgs(args), {
+    cwd: SANDBOX_ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

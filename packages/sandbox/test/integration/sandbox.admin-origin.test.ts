@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { request } from "node:http";
 import { after, before, describe, it } from "node:test";
-import { adminRefusal, isLoopbackName } from "../../src/sandbox/gateway/admin-origin.ts";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { adminRefusal, isLoopbackName } from "../../src/gateway/admin-origin.ts";
+import { type Sandbox, startSandbox } from "../../src/index.ts";
 
 function send(
   sandbox: Sandbox,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
-import { type Sandbox, SeedConflictError, startSandbox } from "../../src/sandbox/index.ts";
+import { type Sandbox, SeedConflictError, startSandbox } from "../../src/index.ts";
 import {
   admin,
   adminOk,

@@ -1,13 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { sql } from "kysely";
-import { loadSourceConfig } from "../../src/config.ts";
-import { seedSource } from "../../src/db/seed.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
-import { backends } from "../helpers/db.ts";
-import { runCli, type SandboxInfo, spawnSandbox } from "../helpers/sandbox-process.ts";
-
-const LONG_ID = `long-${"x".repeat(251)}`;
+import { runSandboxCli, type SandboxInfo, spawnSandbox } from "../helpers/sandbox-process.ts";
 
 async function basicToken(info: SandboxInfo): Promise<string> {
   const res = await fetch(info.token_url, {
@@ -21,7 +14,7 @@ async function basicToken(info: SandboxInfo): Promise<string> {
   return ((await res.json()) as { access_token: string }).access_token;
 }
 
-describe("controls-migrate sandbox (the CLI command)", () => {
+describe("controls-sandbox (the package's bin)", () => {
   it("starts with 10,000 identities, prints one JSON line, answers a token request and a controls listing, and stops on SIGTERM with exit 0", async () => {
     const proc = await spawnSandbox(["--port", "0", "--identities", "10000"]);
     try {
@@ -76,20 +69,21 @@ describe("controls-migrate sandbox (the CLI command)", () => {
   it("stops on SIGINT with exit 0, and a second sandbox on its port is refused naming --port", async () => {
     const proc = await spawnSandbox(["--port", "0", "--rate-limit", "0"]);
     const port = new URL(proc.info.api_url).port;
-    const clash = await runCli(["sandbox", "--port", port]);
+    const clash = await runSandboxCli(["--port", port]);
     assert.equal(clash.code, 1);
     assert.match(clash.stderr, new RegExp(`--port ${port} cannot be bound \\(EADDRINUSE\\)`));
     assert.equal(await proc.stop("SIGINT"), 0);
     assert.match(proc.stderr(), /sandbox stopped/);
   });
 
-  it("refuses a bad flag with a message naming it on stderr, nothing on stdout, and exit 1", async () => {
-    // Every flag rule is covered in-process by sandbox.cli-options.test.ts; these two show the wiring.
+  it("refuses a bad or unknown flag with a message naming it on stderr, nothing on stdout, and exit 1", async () => {
+    // Every flag rule is covered in-process by sandbox.cli-options.test.ts; these show the wiring.
     const cases: [string[], RegExp][] = [
-      [["--port", "0", "--fail-rate", "2"], /--fail-rate must be between 0 and 1, got 2/],
+      [["--port", "0", "--fail-rate", "2"], /--fail-rate must be at most 1, got 2/],
+      [["--port", "0", "--fail-rte", "0.1"], /Unknown argument: fail-rte/],
       [["--host", "0.0.0.0"], /--host 0\.0\.0\.0 is not a loopback address.*--allow-remote/],
     ];
-    const runs = await Promise.all(cases.map(([args]) => runCli(["sandbox", ...args])));
+    const runs = await Promise.all(cases.map(([args]) => runSandboxCli(args)));
     runs.forEach((run, i) => {
       const [args, message] = cases[i]!;
       assert.equal(run.code, 1, `${args.join(" ")} exits 1`);
@@ -99,12 +93,11 @@ describe("controls-migrate sandbox (the CLI command)", () => {
   });
 
   it("explains itself with --help, flags and examples included", async () => {
-    const run = await runCli(["sandbox", "--help"]);
+    const run = await runSandboxCli(["--help"]);
     assert.equal(run.code, 0);
     for (const flag of [
       "--port",
       "--identities",
-      "--from-db",
       "--drift-fraction",
       "--hang-rate",
       "--allow-remote",
@@ -112,78 +105,5 @@ describe("controls-migrate sandbox (the CLI command)", () => {
       assert.ok(run.stdout.includes(flag), `--help mentions ${flag}`);
     }
     assert.match(run.stdout, /Examples:/);
-  });
-
-  it("seeds the valid identities of the source relation with --from-db", async () => {
-    const target = await backends[0]!.target();
-    try {
-      const handle = await target.open();
-      let nonUuid = 0;
-      try {
-        const seeded = await seedSource(handle.db, loadSourceConfig({}), {
-          identities: 300,
-          seed: 8,
-          withAnomalies: true,
-        });
-        // Non-UUID ids are only a warning under the default --non-uuid-ids warn: still served.
-        nonUuid = seeded.anomalies.non_uuid_id ?? 0;
-        assert.ok(Object.keys(seeded.anomalies).length > 1);
-        // The tool takes ids of up to 256 characters; the sandbox serves them too.
-        await sql`insert into identities (id, user_disabled, admin_disabled) values (${LONG_ID}, true, false)`.execute(
-          handle.db,
-        );
-      } finally {
-        await handle.close();
-      }
-      const proc = await spawnSandbox([
-        "--port",
-        "0",
-        "--from-db",
-        "--migrated-fraction",
-        "1",
-        ...target.args,
-      ]);
-      try {
-        const stats = (await (await fetch(`${proc.info.admin_url}/stats`)).json()) as {
-          identities: number;
-          controls: { active: number };
-        };
-        const expected = [...syntheticIdentities(300, 8)];
-        assert.equal(
-          stats.identities,
-          300 + nonUuid + 1,
-          "rejected rows (null, duplicate...) left out, the 256-character id served",
-        );
-        const flags = expected.reduce(
-          (n, r) => n + Number(r.user_disabled) + Number(r.admin_disabled),
-          0,
-        );
-        assert.equal(stats.controls.active, flags + nonUuid + 1, "every flagged identity migrated");
-        const long = await fetch(`${proc.info.admin_url}/identities/${LONG_ID}/controls`);
-        assert.equal(long.status, 200);
-        assert.match(proc.stderr(), /skipped_anomalous_rows/);
-        for (const r of expected.slice(0, 20)) {
-          const res = await fetch(`${proc.info.admin_url}/identities/${r.id}/controls`);
-          assert.equal(res.status, 200, `identity ${r.id} was seeded`);
-        }
-      } finally {
-        assert.equal(await proc.stop(), 0);
-      }
-    } finally {
-      await target.drop();
-    }
-  });
-
-  it("with --from-db and no source table, exits 1 with a hint to run db seed", async () => {
-    const target = await backends[0]!.target();
-    try {
-      const run = await runCli(["sandbox", "--port", "0", "--from-db", ...target.args], 60_000);
-      assert.equal(run.code, 1, run.stderr);
-      assert.match(run.stderr, /Relation "identities" not found/);
-      assert.match(run.stderr, /controls-migrate db seed --identities/);
-      assert.equal(run.stdout, "", "no ready line");
-    } finally {
-      await target.drop();
-    }
   });
 });

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { type Sandbox, startSandbox } from "../../src/index.ts";
+import { CONFORMANCE_SCHEMA_FILE, schemaPath } from "../../src/shared.ts";
 import { seedConformanceData } from "../helpers/sandbox-conformance-data.ts";
 import { tokenFor } from "../helpers/sandbox-http.ts";
 import {
@@ -16,9 +16,8 @@ import {
   type PrismProxy,
   startPrism,
 } from "../helpers/sandbox-prism.ts";
-import { REPO_ROOT } from "../helpers/sandbox-process.ts";
 
-const SCHEMA = "schema/platform-v2.conformance.openapi.json";
+const SCHEMA = CONFORMANCE_SCHEMA_FILE;
 const P1 = "conformance-p1";
 const P2 = "conformance-p2";
 const HOUR = 3_600_000;
@@ -335,7 +334,7 @@ describe("the sandbox against the published schema, behind a validating proxy (P
   });
 
   it("exercised every operation of the schema, and no answer broke it", () => {
-    const spec = JSON.parse(readFileSync(join(REPO_ROOT, SCHEMA), "utf8"));
+    const spec = JSON.parse(readFileSync(schemaPath(SCHEMA), "utf8"));
     const operations: string[] = [];
     for (const [path, item] of Object.entries(spec.paths as Record<string, object>)) {
       for (const method of Object.keys(item)) operations.push(`${method.toUpperCase()} ${path}`);

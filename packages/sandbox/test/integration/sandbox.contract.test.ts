@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { Ajv, type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { type Sandbox, startSandbox } from "../../src/index.ts";
 import {
   type Answer,
   CONTROLS,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { type Sandbox, startSandbox } from "../../src/index.ts";
 import {
   assertProblem,
   CONTROLS,

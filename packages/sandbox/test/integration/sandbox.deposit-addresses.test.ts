@@ -5,7 +5,7 @@ import {
   type DepositAddress,
   type Sandbox,
   startSandbox,
-} from "../../src/sandbox/index.ts";
+} from "../../src/index.ts";
 import {
   adminOk,
   byKeyset,

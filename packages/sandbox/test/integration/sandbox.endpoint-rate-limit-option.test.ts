@@ -1,13 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { sandboxOptionsFromArgv } from "../../src/commands/sandbox-options.ts";
-import { UserError } from "../../src/errors.ts";
-import type { Sandbox } from "../../src/sandbox/index.ts";
+import { SandboxUsageError, sandboxOptionsFromArgv } from "../../src/cli/options.ts";
+import type { Sandbox } from "../../src/index.ts";
 import { adminOk, get, quoteExecutionsPath } from "../helpers/sandbox-api.ts";
 import { assertProblem, read } from "../helpers/sandbox-http.ts";
 import { spawnSandbox } from "../helpers/sandbox-process.ts";
 
-describe("sandbox --endpoint-rate-limit", () => {
+describe("controls-sandbox --endpoint-rate-limit", () => {
   it("maps each PATH=RPS onto the override table, keyed by route template", () => {
     const o = sandboxOptionsFromArgv({
       "endpoint-rate-limit": ["/v2/profiles/*/quote-executions=2", "/v2/transfer/internal=0.5"],
@@ -30,14 +29,15 @@ describe("sandbox --endpoint-rate-limit", () => {
       assert.throws(
         () => sandboxOptionsFromArgv({ "endpoint-rate-limit": [entry] }),
         (err: unknown) =>
-          err instanceof UserError && /--endpoint-rate-limit takes PATH=RPS/.test(err.message),
+          err instanceof SandboxUsageError &&
+          /--endpoint-rate-limit takes PATH=RPS/.test(err.message),
         entry,
       );
     }
     assert.throws(
       () => sandboxOptionsFromArgv({ "endpoint-rate-limit": ["/v2/elsewhere=1"] }),
       (err: unknown) =>
-        err instanceof UserError &&
+        err instanceof SandboxUsageError &&
         /--endpoint-rate-limit: unknown endpoint "\/v2\/elsewhere"/.test(err.message),
     );
   });

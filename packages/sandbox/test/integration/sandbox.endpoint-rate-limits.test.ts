@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import { type Sandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/index.ts";
+import { type Sandbox, type SandboxOptions, startSandbox } from "../../src/index.ts";
 import {
   admin,
   adminOk,

@@ -10,7 +10,7 @@ import {
   type Sandbox,
   type SeedIdentity,
   startSandbox,
-} from "../../src/sandbox/index.ts";
+} from "../../src/index.ts";
 import {
   assertProblem,
   CONTROLS,

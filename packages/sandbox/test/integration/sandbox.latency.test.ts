@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { type Sandbox, startSandbox } from "../../src/index.ts";
 import { call, IDENTITIES, tokenFor } from "../helpers/sandbox-http.ts";
 
 const LATENCY = 250;

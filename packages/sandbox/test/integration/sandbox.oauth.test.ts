@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { READ_ONLY_SCOPES, type Sandbox, SCOPES, startSandbox } from "../../src/sandbox/index.ts";
+import { READ_ONLY_SCOPES, type Sandbox, SCOPES, startSandbox } from "../../src/index.ts";
 import {
   assertProblem,
   CONTROLS,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type OrchestrationRule, type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { type OrchestrationRule, type Sandbox, startSandbox } from "../../src/index.ts";
 import { admin, adminOk, rulePath, send } from "../helpers/sandbox-api.ts";
 import { assertProblem, tokenFor } from "../helpers/sandbox-http.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type Order, type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { type Order, type Sandbox, startSandbox } from "../../src/index.ts";
 import { admin, adminOk, get, orderPath } from "../helpers/sandbox-api.ts";
 import { assertProblem, tokenFor } from "../helpers/sandbox-http.ts";
 

@@ -1,11 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import {
-  MARKETS,
-  type QuoteExecution,
-  type Sandbox,
-  startSandbox,
-} from "../../src/sandbox/index.ts";
+import { MARKETS, type QuoteExecution, type Sandbox, startSandbox } from "../../src/index.ts";
 import { adminOk, byKeyset, get, quoteExecutionsPath, walkAll } from "../helpers/sandbox-api.ts";
 import { assertProblem, tokenFor } from "../helpers/sandbox-http.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { READ_ONLY_SCOPES, type Sandbox, SCOPES, startSandbox } from "../../src/sandbox/index.ts";
+import { READ_ONLY_SCOPES, type Sandbox, SCOPES, startSandbox } from "../../src/index.ts";
 import {
   adminOk,
   DEPOSIT_ADDRESSES,

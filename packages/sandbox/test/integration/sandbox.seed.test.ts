@@ -8,8 +8,8 @@ import {
   type SeedReport,
   startSandbox,
   syntheticSeedRows,
-} from "../../src/sandbox/index.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
+} from "../../src/index.ts";
+import { syntheticIdentities } from "../../src/shared.ts";
 import { call, IDENTITIES, read, tokenFor, walk } from "../helpers/sandbox-http.ts";
 
 const isClient = (c: ControlRecord) => c.set_by === "CLIENT" || c.set_by === "SET_BY_CLIENT";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
-import { type Sandbox, startSandbox, type TransferRecord } from "../../src/sandbox/index.ts";
+import { type Sandbox, startSandbox, type TransferRecord } from "../../src/index.ts";
 import { admin, adminOk, INTERNAL_TRANSFER, send } from "../helpers/sandbox-api.ts";
 import { assertProblem, tokenFor } from "../helpers/sandbox-http.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ActiveControlIndex } from "../../src/sandbox/identity/active-control-index.ts";
-import { KeysetIndex, mergeWalks, takePage } from "../../src/sandbox/paging/keyset-index.ts";
+import { ActiveControlIndex } from "../../src/identity/active-control-index.ts";
+import { KeysetIndex, mergeWalks, takePage } from "../../src/paging/keyset-index.ts";
 
 type R = { createdAtMs: number; id: string };
 const rec = (t: number, id: string): R => ({ createdAtMs: t, id });
