@@ -73,8 +73,20 @@ export function spawnSandbox(
   args: readonly string[],
   readyTimeoutMs = 20_000,
 ): Promise<SandboxProcess> {
-  const child = spawn(process.execPath, cliArgs(args), {
-    cwd: SANDBOX_ROOT,
+  return spawnReady(cliArgs(args), SANDBOX_ROOT, readyTimeoutMs);
+}
+
+/**
+ * Starts `node <nodeArgs>` in `cwd`, a program that prints the sandbox's JSON line once ready (the
+ * bin, or a script serving through it), and waits for that line; kills the child if it never comes.
+ */
+export function spawnReady(
+  nodeArgs: readonly string[],
+  cwd: string,
+  readyTimeoutMs = 20_000,
+): Promise<SandboxProcess> {
+  const child = spawn(process.execPath, [...nodeArgs], {
+    cwd,
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
