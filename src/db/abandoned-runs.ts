@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { Logger } from "../log.ts";
-import type { DatabaseHandle } from "./connect.ts";
+import type { DatabaseHandle } from "./database-handle.ts";
 import { WRITER_LOCK_KEY } from "./run-lock.ts";
 
 /** A plan run whose heartbeat (every 10 s) is older than this has no live process. */

@@ -56,10 +56,7 @@ async function startSandboxProcess(): Promise<{ child: ChildProcess; info: Start
   const child = spawn(
     process.execPath,
     [
-      "--import",
-      "tsx",
-      "src/cli.ts",
-      "sandbox",
+      "packages/sandbox/bin/controls-sandbox.js",
       "--port",
       "0",
       "--identities",

@@ -15,7 +15,8 @@ import {
   type WatchedPage,
   waitForMatching,
 } from "../helpers/browser.ts";
-import { REPO_ROOT, runCli } from "../helpers/cli.ts";
+import { REPO_ROOT } from "../helpers/cli.ts";
+import { runDemo } from "../helpers/demo.ts";
 
 const SHOTS = join(REPO_ROOT, "reports", "screenshots");
 
@@ -54,7 +55,7 @@ describe("report.html of the demo, in headless Chromium", () => {
   let cleanup: string[] = [];
 
   before(async () => {
-    const demo = await runCli(["demo", "--identities", "2000", "--no-progress"]);
+    const demo = await runDemo(REPO_ROOT, ["--identities", "2000", "--no-progress"]);
     assert.equal(demo.code, 0, demo.stderr);
     const out = JSON.parse(demo.stdout) as { reports: string[]; report_html: string[] };
     const dataDir = /in (\S+\.data\/demo-\S+);/.exec(demo.stderr)?.[1];

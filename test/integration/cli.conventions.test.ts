@@ -54,8 +54,6 @@ describe("command-line conventions", () => {
       ["show"],
       ["db", "migrate"],
       ["db", "seed"],
-      ["sandbox"],
-      ["demo"],
     ];
     const helps = await Promise.all(commands.map((c) => runCli([...c, "--help"])));
     commands.forEach((command, i) => {

@@ -1,23 +1,9 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { type CliResult, collect } from "../helpers/cli.ts";
-
-const DEMO = fileURLToPath(new URL("../../scripts/demo.ts", import.meta.url));
-
-/** Runs `npm run demo`'s script (the sandbox through the workspace, the CLI's pipeline) in `cwd`. */
-function runDemo(cwd: string, args: readonly string[]): Promise<CliResult> {
-  const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), DEMO, ...args], {
-    cwd,
-    env: { ...process.env, CONTROLS_LOG_LEVEL: undefined },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  return collect(child);
-}
+import { runDemo } from "../helpers/demo.ts";
 
 /** The demo's database folder, as its log names it. */
 const dataDirOf = (stderr: string) => /source rows \(\d+ bad\) in (\S+);/.exec(stderr)?.[1];
