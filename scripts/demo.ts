@@ -28,11 +28,73 @@ import {
   syntheticIdentities,
   TOKEN_RATE_LIMIT_RPS,
 } from "../src/contract/index.ts";
-import { openDatabase } from "../src/db/connect.ts";
+import { type DatabaseHandle, openDatabase } from "../src/db/connect.ts";
 import { ensureSchema } from "../src/db/migrate.ts";
 import { seedSource } from "../src/db/seed.ts";
 import { ExitCode } from "../src/errors.ts";
+import type { Logger } from "../src/log.ts";
 import { renderSummaryTable } from "../src/reports/summary.ts";
+
+type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
+type Summary = Awaited<ReturnType<typeof runWiredPipeline>>["summary"];
+
+/** Seeds the source relation (bad rows included) and the sandbox with the same identities. */
+async function seedBoth(
+  handle: DatabaseHandle,
+  sandbox: Sandbox,
+  demo: { identities: number; seed: number; dataDir: string },
+  logger: Logger,
+): Promise<void> {
+  await ensureSchema(handle.db, logger);
+  const seeded = await seedSource(handle.db, loadSourceConfig({}, {}), {
+    identities: demo.identities,
+    seed: demo.seed,
+    withAnomalies: true,
+  });
+  const report = sandbox.seedIdentities(syntheticIdentities(demo.identities, demo.seed), {
+    migratedFraction: 0.5,
+    driftFraction: 0.03,
+    seed: demo.seed,
+  });
+  const bad = Object.values(seeded.anomalies).reduce((x, y) => x + y, 0);
+  logger.info(
+    `Seeded ${seeded.rowsWritten} source rows (${bad} bad) in ${resolve(demo.dataDir)}; sandbox holds ${report.identities} identities, ${report.migrated} already migrated, ${report.driftIdentities} with drift`,
+  );
+}
+
+/** Prints the demo's JSON line and its verdict; returns the exit code. */
+function conclude(
+  summaries: Summary[],
+  sandbox: Sandbox,
+  seededDuplicates: number,
+  logger: Logger,
+) {
+  const last = summaries[summaries.length - 1];
+  // A create answered 404 named an identity the platform does not know (the filtered
+  // strategy learns that only then): a bad row to report, not client-side work left.
+  const notOnPlatform = last?.outcomes["failed:identity_not_found"] ?? 0;
+  const leftover = Math.max(0, (last?.findings.missing_client_control ?? 0) - notOnPlatform);
+  const stats = sandbox.stats();
+  process.stdout.write(
+    `${JSON.stringify({
+      reports: summaries.map((s) => s.reports.dir),
+      report_html: summaries.map((s) => join(s.reports.dir, "report.html")),
+      final_missing_client_controls: leftover,
+      final_identities_not_on_platform: notOnPlatform,
+      final_exit_code: last?.exit_code,
+      // Duplicates seeded as drift are reported (unexpected_client_control); the tool adds none.
+      duplicates_seeded_as_drift: seededDuplicates,
+      duplicates_created_by_tool:
+        stats.integrity.identitiesWithDuplicateClientSellOnly - seededDuplicates,
+    })}\n`,
+  );
+  logger.info(
+    leftover === 0
+      ? "Final reconcile: no client-side work left. What remains is report-only (platform-owned controls, drift, bad rows)."
+      : `Final reconcile still sees ${leftover} missing client controls`,
+  );
+  return leftover === 0 ? ExitCode.ok : ExitCode.actionsFailed;
+}
 
 /** The demo itself, as a command body: its exit code is set by `runCommand`. */
 function demo(argv: ConfigArgv): Promise<void> {
@@ -41,7 +103,6 @@ function demo(argv: ConfigArgv): Promise<void> {
     mkdirSync(".data", { recursive: true });
     const dataDir = mkdtempSync(join(".data", "demo-"));
     const global = loadGlobalConfig({ ...a, "data-dir": dataDir, "database-url": undefined }, {});
-    const source = loadSourceConfig({}, {});
     const handle = await openDatabase(global, logger);
     const sandbox = await startSandbox({
       port: 0,
@@ -49,20 +110,7 @@ function demo(argv: ConfigArgv): Promise<void> {
       rateLimitRps: PLATFORM_RATE_LIMIT_RPS,
     });
     try {
-      await ensureSchema(handle.db, logger);
-      const seeded = await seedSource(handle.db, source, {
-        identities,
-        seed,
-        withAnomalies: true,
-      });
-      const report = sandbox.seedIdentities(syntheticIdentities(identities, seed), {
-        migratedFraction: 0.5,
-        driftFraction: 0.03,
-        seed,
-      });
-      logger.info(
-        `Seeded ${seeded.rowsWritten} source rows (${Object.values(seeded.anomalies).reduce((x, y) => x + y, 0)} bad) in ${resolve(dataDir)}; sandbox holds ${report.identities} identities, ${report.migrated} already migrated, ${report.driftIdentities} with drift`,
-      );
+      await seedBoth(handle, sandbox, { identities, seed, dataDir }, logger);
       const seededDuplicates = sandbox.stats().integrity.identitiesWithDuplicateClientSellOnly;
       const platform = loadPlatformConfig(
         {
@@ -73,9 +121,10 @@ function demo(argv: ConfigArgv): Promise<void> {
         { OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret },
       );
       const pipeline = loadPipelineConfig({ reason: "controls-migrate demo" }, {});
+      const source = loadSourceConfig({}, {});
       // One session, three runs: the demo answers every confirmation itself.
       const session = { configs: { source, platform, pipeline }, global, handle, logger, signal };
-      const summaries = [];
+      const summaries: Summary[] = [];
       for (const mode of ["plan", "apply", "reconcile"] as const) {
         if (signal.aborted) break;
         const { summary } = await runWiredPipeline(session, { mode, confirm: async () => true });
@@ -83,31 +132,7 @@ function demo(argv: ConfigArgv): Promise<void> {
         process.stderr.write(`\n${renderSummaryTable(summary)}\n`);
         process.stderr.write(`  open: ${join(summary.reports.dir, "report.html")}\n\n`);
       }
-      const last = summaries[summaries.length - 1];
-      // A create answered 404 named an identity the platform does not know (the filtered
-      // strategy learns that only then): a bad row to report, not client-side work left.
-      const notOnPlatform = last?.outcomes["failed:identity_not_found"] ?? 0;
-      const leftover = Math.max(0, (last?.findings.missing_client_control ?? 0) - notOnPlatform);
-      const stats = sandbox.stats();
-      process.stdout.write(
-        `${JSON.stringify({
-          reports: summaries.map((s) => s.reports.dir),
-          report_html: summaries.map((s) => join(s.reports.dir, "report.html")),
-          final_missing_client_controls: leftover,
-          final_identities_not_on_platform: notOnPlatform,
-          final_exit_code: last?.exit_code,
-          // Duplicates seeded as drift are reported (unexpected_client_control); the tool adds none.
-          duplicates_seeded_as_drift: seededDuplicates,
-          duplicates_created_by_tool:
-            stats.integrity.identitiesWithDuplicateClientSellOnly - seededDuplicates,
-        })}\n`,
-      );
-      logger.info(
-        leftover === 0
-          ? "Final reconcile: no client-side work left. What remains is report-only (platform-owned controls, drift, bad rows)."
-          : `Final reconcile still sees ${leftover} missing client controls`,
-      );
-      return leftover === 0 ? ExitCode.ok : ExitCode.actionsFailed;
+      return conclude(summaries, sandbox, seededDuplicates, logger);
     } finally {
       await sandbox.close();
       await handle.close();

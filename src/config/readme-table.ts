@@ -27,7 +27,10 @@ export const README_END = "<!-- options:end -->";
 
 const SECTIONS: readonly [string, OptionTable][] = [
   ["Every command", globalOptions],
-  ["The source relation (plan, apply, reconcile, `db seed`, `sandbox --from-db`)", sourceOptions],
+  [
+    "The source relation (plan, apply, reconcile, `db seed`, `npm run sandbox:from-db`)",
+    sourceOptions,
+  ],
   [
     "The platform (plan, apply, reconcile, discard, revert; `--allow-rate-above-limit` also for `set-rate`)",
     platformOptions,
@@ -46,7 +49,7 @@ const SECTIONS: readonly [string, OptionTable][] = [
   ["runs", runsOptions],
   ["show", showOptions],
   ["db seed", seedOptions],
-  ["demo", demoOptions],
+  ["`npm run demo` (a repository script)", demoOptions],
 ];
 
 const cell = (s: string) => s.replaceAll("|", "\\|");

@@ -45,7 +45,7 @@ function cliArgs(args: readonly string[]): string[] {
 }
 
 /** Runs `controls-sandbox` to completion (for refusals and --help); killed after `timeoutMs`. */
-export function runSandboxCli(args: readonly string[], timeoutMs = 20_000): Promise<CliRun> {
+export function runSandboxCli(args: readonly string[], timeoutMs = 60_000): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, cliArgs(args), {
       cwd: SANDBOX_ROOT,
@@ -71,7 +71,7 @@ export function runSandboxCli(args: readonly string[], timeoutMs = 20_000): Prom
 /** Starts `controls-sandbox <args>` and waits for its JSON line; kills the child if it never comes. */
 export function spawnSandbox(
   args: readonly string[],
-  readyTimeoutMs = 20_000,
+  readyTimeoutMs = 60_000,
 ): Promise<SandboxProcess> {
   return spawnReady(cliArgs(args), SANDBOX_ROOT, readyTimeoutMs);
 }
@@ -83,7 +83,7 @@ export function spawnSandbox(
 export function spawnReady(
   nodeArgs: readonly string[],
   cwd: string,
-  readyTimeoutMs = 20_000,
+  readyTimeoutMs = 60_000,
 ): Promise<SandboxProcess> {
   const child = spawn(process.execPath, [...nodeArgs], {
     cwd,

@@ -9,6 +9,7 @@ import { after, before, describe, it } from "node:test";
 import { Ajv, type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import { type Sandbox, startSandbox } from "../../src/index.ts";
+import { schemaPath } from "../../src/shared.ts";
 import {
   type Answer,
   CONTROLS,
@@ -19,7 +20,7 @@ import {
   tokenFor,
 } from "../helpers/sandbox-http.ts";
 
-const SPEC_URL = new URL("../../schema/identity-controls.openapi.json", import.meta.url);
+const SPEC_URL = schemaPath("identity-controls.openapi.json");
 
 // biome-ignore lint/suspicious/noExplicitAny: a parsed OpenAPI document
 type Json = any;
