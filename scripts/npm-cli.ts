@@ -5,4 +5,5 @@
  */
 const callerDir = process.env.INIT_CWD;
 if (callerDir) process.chdir(callerDir);
-await import("../src/cli.ts");
+// npm names the script it runs: `demo` is the repository's rehearsal script, the rest the CLI.
+await import(process.env.npm_lifecycle_event === "demo" ? "./demo.ts" : "../src/cli.ts");

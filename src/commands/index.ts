@@ -88,16 +88,6 @@ export const commandEntries: readonly CommandEntry[] = Object.freeze([
     async () => (await import("./db.ts")).dbCommand,
   ),
   entry(
-    "sandbox",
-    "Run the local emulator of the platform interface.",
-    async () => (await import("./sandbox.ts")).sandboxCommand,
-  ),
-  entry(
-    "demo",
-    "Rehearse a whole migration on an embedded database and an in-process sandbox (no network).",
-    async () => (await import("./demo.ts")).demoCommand,
-  ),
-  entry(
     "version",
     "Print the version (the same as --version).",
     async () => (await import("./version.ts")).versionCommand,

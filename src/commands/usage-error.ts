@@ -4,6 +4,7 @@
  * object on stdout. Everything exits 1.
  */
 import { ExitCode } from "../errors.ts";
+import { retiredCommandHint } from "./retired-commands.ts";
 
 /** demandCommand messages: their failure prints the help of that level. */
 export const NAME_A_COMMAND = "Name a command; see the list above.";
@@ -104,7 +105,11 @@ export function failUsage(
     help = h;
   });
   const raw = msg ?? err?.message ?? "invalid command line";
-  const message = explainUnknown(raw, args, flagsInHelp(help)) ?? unknownCommand(raw, args) ?? raw;
+  const message =
+    retiredCommandHint(args) ??
+    explainUnknown(raw, args, flagsInHelp(help)) ??
+    unknownCommand(raw, args) ??
+    raw;
   if (args.includes("--json")) {
     process.stdout.write(`${JSON.stringify({ error: { message, exit_code: ExitCode.failed } })}\n`);
   }

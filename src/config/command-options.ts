@@ -2,7 +2,7 @@
  * The options table, continued: settings of one command or a few (plan/apply/reconcile runs,
  * `runs`, `db seed`, `demo`). Same rows, same rules as `options.ts`.
  */
-import { REASON_CODES } from "../platform/types.ts";
+import { ACCEPTED_REASON_CODES } from "../contract/index.ts";
 import {
   booleanSchema,
   choiceSchema,
@@ -92,9 +92,9 @@ export const writeOptions = {
     flag: "reason-code",
     env: "CONTROLS_REASON_CODE",
     default: "OTHER" as string,
-    schema: choiceSchema(REASON_CODES),
+    schema: choiceSchema(ACCEPTED_REASON_CODES),
     kind: "string",
-    choices: REASON_CODES,
+    choices: ACCEPTED_REASON_CODES,
     group: "write",
     help: "reason_code of the controls created.",
   }),

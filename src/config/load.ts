@@ -3,6 +3,7 @@
  * objects that flow down to every other module. Every problem of a group of options is reported at
  * once, each naming the flag or env var to fix.
  */
+import { TOKEN_RATE_LIMIT_RPS } from "../contract/index.ts";
 import { UserError } from "../errors.ts";
 import { Secret } from "../secret.ts";
 import {
@@ -17,17 +18,18 @@ import {
   showOptions,
   writeOptions,
 } from "./command-options.ts";
-import type { OptionDef, OptionTable, OptionValues } from "./option-def.ts";
+import type { OptionTable, OptionValues } from "./option-def.ts";
 import {
   globalOptions,
   PLATFORM_RATE_LIMIT_RPS,
   platformOptions,
   sourceOptions,
 } from "./options.ts";
+import { type Argv, type Env, givenAs, readTable } from "./read-table.ts";
 import { secretFromFile } from "./secret-file.ts";
 
-export type Env = Readonly<Record<string, string | undefined>>;
-export type Argv = Readonly<Record<string, unknown>>;
+export type { Argv, Env } from "./read-table.ts";
+export { givenAs, optionName, readTable } from "./read-table.ts";
 
 export type GlobalConfig = OptionValues<typeof globalOptions>;
 export type SourceConfig = OptionValues<typeof sourceOptions>;
@@ -53,58 +55,6 @@ export interface PlatformConfig
   readonly clientSecret: Secret;
   /** The token endpoint's budget; the platform allows 1 rps. */
   readonly tokenRps: number;
-}
-
-/** Where a value came from, as the user wrote it: `--batch-size` or `env CONTROLS_BATCH_SIZE`. */
-type Origin = { readonly raw: unknown; readonly name: string };
-
-function originOf(def: OptionDef, argv: Argv, env: Env): Origin | undefined {
-  let fromFlag = argv[def.flag];
-  // A repeated flag comes as an array: the last one wins, as on most command lines.
-  if (Array.isArray(fromFlag)) fromFlag = fromFlag[fromFlag.length - 1];
-  if (fromFlag !== undefined && fromFlag !== "") return { raw: fromFlag, name: `--${def.flag}` };
-  const fromEnv = def.env ? env[def.env] : undefined;
-  if (fromEnv !== undefined && fromEnv !== "") return { raw: fromEnv, name: `env ${def.env}` };
-  return undefined;
-}
-
-/** How the user gave an option: `--rate` or `env CONTROLS_RATE` (undefined: the default). */
-export function givenAs(def: OptionDef, argv: Argv, env: Env): string | undefined {
-  return originOf(def, argv, env)?.name;
-}
-
-/** How to name a missing option: `--api-url (or env API_BASE_URL)`. */
-export function optionName(def: OptionDef): string {
-  return def.env ? `--${def.flag} (or env ${def.env})` : `--${def.flag}`;
-}
-
-/**
- * Compiles one table from flags, env vars and defaults. Problems are appended to `problems`, one
- * sentence each; the values of options with a problem are left undefined.
- *
- * @example
- *   const problems: string[] = [];
- *   const source = readTable(sourceOptions, { "batch-size": "500" }, process.env, problems);
- */
-export function readTable<T extends OptionTable>(
-  table: T,
-  argv: Argv,
-  env: Env,
-  problems: string[],
-): OptionValues<T> {
-  const out: Record<string, unknown> = {};
-  for (const [key, def] of Object.entries(table)) {
-    const origin = originOf(def, argv, env);
-    if (origin === undefined) {
-      if (def.required) problems.push(`Missing ${optionName(def)}.`);
-      out[key] = def.default;
-      continue;
-    }
-    const parsed = def.schema.safeParse(origin.raw);
-    if (parsed.success) out[key] = parsed.data;
-    else problems.push(`${origin.name} ${parsed.error.issues[0]?.message ?? "is invalid"}.`);
-  }
-  return Object.freeze(out) as OptionValues<T>;
 }
 
 /** Throws one UserError listing every problem, or returns. */
@@ -170,7 +120,11 @@ export function readPlatform(argv: Argv, env: Env, problems: string[]): Platform
     givenAs(platformOptions.rate, argv, env) ?? "--rate",
   );
   if (ceiling) problems.push(ceiling);
-  return Object.freeze({ ...values, clientSecret: new Secret(secret ?? ""), tokenRps: 1 });
+  return Object.freeze({
+    ...values,
+    clientSecret: new Secret(secret ?? ""),
+    tokenRps: TOKEN_RATE_LIMIT_RPS,
+  });
 }
 
 /**

@@ -22,7 +22,8 @@ export type OptionGroup =
   | "status"
   | "steer"
   | "seed"
-  | "demo";
+  | "demo"
+  | "sandbox";
 
 /** One option. `T` is the compiled value's type. */
 export interface OptionDef<T = unknown> {

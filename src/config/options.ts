@@ -3,6 +3,7 @@
  * group and help, each written once. yargs options, env loading, --help and the README's table
  * are generated from it (see `yargs-options.ts`, `load.ts`, `readme-table.ts`).
  */
+import { PLATFORM_RATE_LIMIT_RPS, RATE_PENALTY_S } from "../contract/index.ts";
 import { LOG_FORMATS, LOG_LEVELS } from "../log-levels.ts";
 import {
   booleanSchema,
@@ -14,8 +15,8 @@ import {
   textSchema,
 } from "./option-def.ts";
 
-/** The platform's documented rate limit per endpoint and client address, in requests/second. */
-export const PLATFORM_RATE_LIMIT_RPS = 50;
+/** The platform's documented rate limit per endpoint and client address (from the contract). */
+export { PLATFORM_RATE_LIMIT_RPS };
 
 /** Every command. */
 export const globalOptions = {
@@ -217,7 +218,7 @@ export const platformOptions = {
   penaltyS: option({
     flag: "penalty-s",
     env: "CONTROLS_PENALTY_S",
-    default: 300,
+    default: RATE_PENALTY_S,
     schema: numberSchema({ min: 0 }),
     kind: "string",
     group: "platform",

@@ -28,7 +28,10 @@ export const README_END = "<!-- options:end -->";
 /** The README's sections: a title and the options it lists. */
 export const SECTIONS: readonly [string, OptionTable][] = [
   ["Every command", globalOptions],
-  ["The source relation (plan, apply, reconcile, `db seed`, `sandbox --from-db`)", sourceOptions],
+  [
+    "The source relation (plan, apply, reconcile, `db seed`, `npm run sandbox:from-db`)",
+    sourceOptions,
+  ],
   [
     "The platform (plan, apply, reconcile, discard, revert; `--allow-rate-above-limit` also for `set-rate`)",
     platformOptions,
@@ -47,7 +50,7 @@ export const SECTIONS: readonly [string, OptionTable][] = [
   ["runs", runsOptions],
   ["show", showOptions],
   ["db seed", seedOptions],
-  ["demo", demoOptions],
+  ["`npm run demo` (a repository script)", demoOptions],
 ];
 
 const cell = (s: string) => s.replaceAll("|", "\\|");

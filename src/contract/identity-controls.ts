@@ -44,10 +44,3 @@ export const SET_BY = Object.freeze({
 } as const);
 /** set_by as the interface description spells it; clients accept both. */
 export const SHORT_SET_BY = Object.freeze({ client: "CLIENT", service: "SERVICE" } as const);
-
-/** Path templates of the identity endpoints, as published. */
-export const IDENTITY_PATHS = Object.freeze({
-  identities: "/v2/identity/identities",
-  identity: "/v2/identity/identities/{id}",
-  controls: "/v2/identity/controls",
-} as const);

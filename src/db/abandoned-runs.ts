@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { Logger } from "../log.ts";
-import type { DatabaseHandle } from "./connect.ts";
+import type { DatabaseHandle } from "./database-handle.ts";
 import { WRITER_LOCK_KEY } from "./run-lock.ts";
 
 /**

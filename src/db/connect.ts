@@ -9,6 +9,7 @@ import { type Logger, silentLogger } from "../log.ts";
 import { connectionSecrets, postgresTarget, redactUrl } from "../secret.ts";
 import { markAbandonedRunsInterrupted } from "./abandoned-runs.ts";
 import { acquireDataDirLock, type DataDirLock } from "./data-dir-lock.ts";
+import type { Backend, DatabaseHandle, PostgresSession } from "./database-handle.ts";
 import { markEmbedded } from "./embedded.ts";
 import { seedFromTemplate } from "./pglite-template.ts";
 import { PgliteThread, type PgliteThreadOptions } from "./pglite-thread.ts";
@@ -17,25 +18,7 @@ import { Reconnector } from "./reconnect.ts";
 import { createReconnectingKysely } from "./reconnecting-kysely.ts";
 import type { Database } from "./schema.ts";
 
-export type Backend = "postgres" | "pglite";
-
-/** An open database. `close()` releases everything and is safe to call more than once. */
-export interface DatabaseHandle {
-  readonly db: Kysely<Database>;
-  readonly backend: Backend;
-  /** PostgreSQL only: the pool (for dedicated sessions, e.g. the writer lock) and its reconnector. */
-  readonly postgres?: PostgresSession;
-  /** PGlite only: the worker thread the embedded database runs in. */
-  readonly pglite?: PgliteThread;
-  close(): Promise<void>;
-}
-
-/** What a PostgreSQL handle offers besides `db`. */
-export interface PostgresSession {
-  readonly pool: pg.Pool;
-  /** Every unit of work on `db` goes through it; dedicated sessions use it to reconnect. */
-  readonly reconnect: Reconnector;
-}
+export type { Backend, DatabaseHandle, PostgresSession };
 
 const POOL_SIZE = 10;
 const INT8_OID = 20;

@@ -9,7 +9,7 @@
 import type pg from "pg";
 import { sleep } from "../backoff.ts";
 import { UserError } from "../errors.ts";
-import type { DatabaseHandle, PostgresSession } from "./connect.ts";
+import type { DatabaseHandle, PostgresSession } from "./database-handle.ts";
 
 /** Arbitrary but fixed: "cmig" as an int32. All apply/reconcile runs on one database share it. */
 export const WRITER_LOCK_KEY = 0x636d6967;

@@ -4,8 +4,8 @@
  */
 import { type Kysely, sql } from "kysely";
 import type { SourceConfig } from "../config.ts";
+import { prng, syntheticIdentities, uuidFrom } from "../contract/index.ts";
 import { UserError } from "../errors.ts";
-import { prng, syntheticIdentities, uuidFrom } from "../synthetic.ts";
 import { MAX_ID_LENGTH } from "./source-anomalies.ts";
 import { resolveSource, SOURCE_FLAGS, splitRelation } from "./source-relation.ts";
 

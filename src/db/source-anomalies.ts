@@ -4,7 +4,7 @@
  */
 
 import type { NonUuidPolicy } from "../config.ts";
-import { MAX_IDENTITY_ID_LENGTH } from "../contract/limits.ts";
+import { MAX_IDENTITY_ID_LENGTH } from "../contract/index.ts";
 import { BIDI_CONTROL, escapeInvisible } from "../visible-text.ts";
 import { parseFlagText } from "./flag-text.ts";
 

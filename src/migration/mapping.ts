@@ -3,7 +3,7 @@
  * reads this table; nothing else hard-codes set_by or is_overridable.
  */
 
-import { CREATABLE_CONTROL_TYPES } from "../contract/identity-controls.ts";
+import { CREATABLE_CONTROL_TYPES } from "../contract/index.ts";
 
 export type SetBy = "client" | "service";
 

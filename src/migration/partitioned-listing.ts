@@ -4,6 +4,8 @@
  * pages × max(1 / rate, page latency); K cursors bring it back to pages / rate once
  * K ≈ page latency × rate (the time to store a page counts too when it is the longer). The windows' bookkeeping lives in `listing-windows.ts`.
  */
+
+import { IDENTITY_PATHS, MAX_PAGE_SIZE } from "../contract/index.ts";
 import type { Logger } from "../log.ts";
 import {
   backoffDelayMs,
@@ -92,7 +94,7 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
   const signal = o.signal ? AbortSignal.any([stop.signal, o.signal]) : stop.signal;
   const running = new Set<Promise<void>>();
   const attempts = o.windowAttempts ?? 3;
-  const pageSize = o.pageSize ?? 1000;
+  const pageSize = o.pageSize ?? MAX_PAGE_SIZE;
   let duplicates = 0;
   let failure: { err: unknown } | null = null;
   let pages = 0;
@@ -136,7 +138,7 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
           throw new PlatformError({
             kind: "protocol",
             classification: "fatal",
-            endpoint: "GET /v2/identity/identities",
+            endpoint: `GET ${IDENTITY_PATHS.identities}`,
             detail: `identity ${identity.id} has no readable created_at; a partitioned listing needs it (--listing-parallelism 1 reads one cursor)`,
           });
         }

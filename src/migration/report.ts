@@ -162,11 +162,9 @@ export async function writeRunReport(
   });
   await writeSummaries(join(dir, "summary.json"), join(dir, "summary.md"), full);
   const html = join(dir, "report.html");
-  await writeReportHtml(
-    html,
-    await htmlReportInput(db, full),
-    runDiffRows(db, summary, all),
-  ).catch(diskFullAt(html));
+  await writeReportHtml(html, await htmlReportInput(db, full), runDiffRows(db, summary, all)).catch(
+    diskFullAt(html),
+  );
   return full;
 }
 

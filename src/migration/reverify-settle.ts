@@ -8,7 +8,7 @@ import { updateAction } from "../db/journal-queries.ts";
 import type { StaleAction } from "../db/reverify-queries.ts";
 import type { IdentityControl, PlatformError } from "../platform/index.ts";
 import { classifyIdentity, type ObservedControl } from "./classify.ts";
-import type { ReverifyContext } from "./reverify.ts";
+import type { ReverifyContext } from "./reverify-context.ts";
 
 /** How the re-read actions ended, counted. */
 export interface ReverifyTally {

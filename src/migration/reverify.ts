@@ -30,29 +30,13 @@ import { stalePendingWithFlags, touchStalePending } from "../db/reverify-queries
 import { getRun } from "../db/run-queries.ts";
 import type { Database } from "../db/schema.ts";
 import { previousListings } from "../db/snapshot-queries.ts";
-import type { Logger } from "../log.ts";
-import {
-  type IdentityControl,
-  PATHS,
-  type PlatformClient,
-  PlatformError,
-} from "../platform/index.ts";
+import { type IdentityControl, PATHS, PlatformError } from "../platform/index.ts";
 import { listPartitioned } from "./partitioned-listing.ts";
+import type { ReverifyContext } from "./reverify-context.ts";
 import { newTally, notFound, type ReverifyTally, readFailed, settle } from "./reverify-settle.ts";
-import type { ListingSettings } from "./snapshot.ts";
 import { type ChosenStrategy, chooseStrategy, type StrategyInputs } from "./state-strategy.ts";
 
-/** What re-verification needs; the executor's context provides it. */
-export interface ReverifyContext {
-  readonly db: Kysely<Database>;
-  readonly client: PlatformClient;
-  readonly runId: string;
-  readonly logger: Logger;
-  readonly signal?: AbortSignal;
-  /** How a listing is read; without it, the client's budget and --concurrency cursors at most. */
-  readonly listing?: ListingSettings;
-  readonly options?: { readonly platform: { readonly concurrency: number } };
-}
+export type { ReverifyContext };
 
 export interface ReverifyOptions {
   /**

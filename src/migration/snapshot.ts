@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { SourceConfig } from "../config.ts";
+import { MAX_PAGE_SIZE } from "../contract/index.ts";
 import { journalIdentitiesOutsideSource } from "../db/journal-queries.ts";
 import type { Database, NewSnapshotControl, NewSnapshotIdentity } from "../db/schema.ts";
 import {
@@ -74,7 +75,7 @@ export interface ListingHint {
   readonly latencyMs: number | null;
 }
 
-const PAGE = 1000;
+const PAGE = MAX_PAGE_SIZE;
 
 const controlRow = (runId: string, identityId: string, c: IdentityControl): NewSnapshotControl => ({
   run_id: runId,

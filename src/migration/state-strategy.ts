@@ -1,3 +1,4 @@
+import { MAX_PAGE_SIZE } from "../contract/index.ts";
 /**
  * How the platform's state is read, and `auto`'s choice between the ways. Pure: the inputs are
  * counts the caller already holds (source counts, the previous run's listing, a first page).
@@ -8,7 +9,7 @@ export type StateStrategy = "auto" | "bulk" | "filtered" | "per-identity";
 export type ChosenStrategy = Exclude<StateStrategy, "auto">;
 
 /** Identities per listing page, the platform's maximum. */
-export const LISTING_PAGE = 1000;
+export const LISTING_PAGE = MAX_PAGE_SIZE;
 
 export interface StrategyInputs {
   /** Identities on the platform: the previous bulk listing's count, else the source's rows. */

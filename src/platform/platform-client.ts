@@ -1,5 +1,6 @@
 import { inspect } from "node:util";
 import type { PlatformConfig } from "../config.ts";
+import { MAX_PAGE_SIZE } from "../contract/index.ts";
 import { silentLogger } from "../log.ts";
 import { escapeInvisible } from "../visible-text.ts";
 import { MetricsRecorder } from "./client-metrics.ts";
@@ -17,11 +18,11 @@ import { RefusalPatience } from "./refusal-patience.ts";
 import { RunawayGuard } from "./runaway-guard.ts";
 import { basicCredentials, TokenManager } from "./token-manager.ts";
 import {
+  ACCEPTED_REASON_CODES,
   CREATABLE_CONTROL_TYPES,
   type Identity,
   type IdentityControl,
   PATHS,
-  REASON_CODES,
   SCOPE_WRITE_CONTROL,
 } from "./types.ts";
 import {
@@ -38,7 +39,7 @@ export type {
   PlatformClientOptions,
 } from "./platform-client-types.ts";
 
-const PAGE_LIMIT = 1000;
+const PAGE_LIMIT = MAX_PAGE_SIZE;
 
 /**
  * The platform client: typed identity and control endpoints over a shared token, a per-endpoint
@@ -197,11 +198,11 @@ export function createPlatformClient(
         `refused locally: clients may create only ${CREATABLE_CONTROL_TYPES.join(", ")} controls, not ${JSON.stringify(input.type)}${input.type === "FROZEN" ? " (FROZEN is set by the platform alone)" : ""}`,
       );
     }
-    if (!(REASON_CODES as readonly string[]).includes(input.reasonCode)) {
+    if (!(ACCEPTED_REASON_CODES as readonly string[]).includes(input.reasonCode)) {
       throw refuse(
         endpoint,
         "bad_request",
-        `refused locally: reason_code must be one of ${REASON_CODES.join(", ")}, got ${JSON.stringify(input.reasonCode)}`,
+        `refused locally: reason_code must be one of ${ACCEPTED_REASON_CODES.join(", ")}, got ${JSON.stringify(input.reasonCode)}`,
       );
     }
     if (!canWrite) {

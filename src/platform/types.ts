@@ -1,6 +1,5 @@
 /** Normalised shapes the client hands out; the wire format stays inside `wire-parsers.ts`. */
-import { IDENTITY_PATHS } from "../contract/identity-controls.ts";
-import { SCOPES } from "../contract/scopes.ts";
+import { IDENTITY_PATHS, SCOPES } from "../contract/index.ts";
 
 export type SetBy = "client" | "service" | "unknown";
 
@@ -27,12 +26,12 @@ export interface Identity {
 }
 
 export {
-  ACCEPTED_REASON_CODES as REASON_CODES,
+  ACCEPTED_REASON_CODES,
   CONTROL_TYPES,
   CREATABLE_CONTROL_TYPES,
   type CreatableControlType,
   type ReasonCode,
-} from "../contract/identity-controls.ts";
+} from "../contract/index.ts";
 
 export const SCOPE_READ_IDENTITY = SCOPES.readIdentity;
 export const SCOPE_READ_CONTROL = SCOPES.readControl;

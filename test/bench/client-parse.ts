@@ -5,8 +5,9 @@
  *
  *   node --import tsx test/bench/client-parse.ts
  */
+
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { parseIdentitiesPage } from "../../src/platform/wire-parsers.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 
 const control = (i: number, setBy: string) => ({
   id: `ctl-${i}-${setBy}`,

@@ -22,8 +22,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { loadPlatformConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { createPlatformClient, WRITE_SCOPES } from "../../src/platform/index.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 
 const { values } = parseArgs({
   options: {
@@ -56,10 +56,7 @@ async function startSandboxProcess(): Promise<{ child: ChildProcess; info: Start
   const child = spawn(
     process.execPath,
     [
-      "--import",
-      "tsx",
-      "src/cli.ts",
-      "sandbox",
+      "packages/sandbox/bin/controls-sandbox.js",
       "--port",
       "0",
       "--identities",

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { spawnSandbox } from "../helpers/sandbox-process.ts";
+import { spawnSandbox } from "controls-sandbox/test-helpers";
 
 const { values } = parseArgs({
   options: {

@@ -6,7 +6,7 @@
  */
 import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
-import { spawnSandbox } from "../helpers/sandbox-process.ts";
+import { spawnSandbox } from "controls-sandbox/test-helpers";
 
 interface AutocannonResult {
   requests: { average: number; total: number };

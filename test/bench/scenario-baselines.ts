@@ -2,7 +2,7 @@
  * The naive ways to do scenario b's job, for comparison with the tool: raw fetch, no budget, no
  * journal. Each create targets a fresh user_disabled identity, so every one is legitimate.
  */
-import type { SandboxStats } from "../../src/sandbox/types.ts";
+import type { SandboxStats } from "controls-sandbox";
 import { type BenchSandbox, rawToken, round, sleep } from "./scenario-kit.ts";
 
 const CONTROLS = "/v2/identity/controls";

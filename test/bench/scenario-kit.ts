@@ -10,13 +10,21 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import type { SandboxStats } from "controls-sandbox";
+import { type SandboxInfo, spawnSandbox } from "controls-sandbox/test-helpers";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
-import type { SandboxStats } from "../../src/sandbox/types.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 import { collect, REPO_ROOT } from "../helpers/cli.ts";
-import { type SandboxInfo, spawnSandbox } from "../helpers/sandbox-process.ts";
 import type { Cleanup } from "./scenario-cleanup.ts";
-import type { BackendName, PostgresServer } from "./scenario-postgres.ts";
+
+export type BackendName = "postgres" | "pglite";
+
+export interface PostgresServer {
+  /** Superuser URL on 127.0.0.1, used only to create and drop databases. */
+  readonly adminUrl: string;
+  readonly version: string;
+  readonly origin: "BENCH_DATABASE_URL" | "TEST_DATABASE_URL" | "started by the bench";
+}
 
 export interface BenchKit {
   /** Small sizes and short timings: a smoke test that each scenario completes. */
@@ -162,7 +170,7 @@ export interface BenchSandbox {
   stop(): Promise<void>;
 }
 
-/** Starts `controls-migrate sandbox --port 0 <args>` as a separate process; stopped by cleanup too. */
+/** Starts `controls-sandbox --port 0 <args>` (the workspace package's bin) as a separate process; stopped by cleanup too. */
 export async function startBenchSandbox(
   kit: BenchKit,
   args: readonly string[],

@@ -28,16 +28,15 @@ import pg from "pg";
 import { openPgliteThread } from "../../src/db/connect.ts";
 import { initialisedPgliteFolder } from "../helpers/pglite-folder.ts";
 import type { Cleanup } from "./scenario-cleanup.ts";
-import { type BenchKit, expectExit, runTool } from "./scenario-kit.ts";
+import {
+  type BackendName,
+  type BenchKit,
+  expectExit,
+  type PostgresServer,
+  runTool,
+} from "./scenario-kit.ts";
 
-export type BackendName = "postgres" | "pglite";
-
-export interface PostgresServer {
-  /** Superuser URL on 127.0.0.1, used only to create and drop databases. */
-  readonly adminUrl: string;
-  readonly version: string;
-  readonly origin: "BENCH_DATABASE_URL" | "TEST_DATABASE_URL" | "started by the bench";
-}
+export type { BackendName, PostgresServer } from "./scenario-kit.ts";
 
 async function serverVersion(adminUrl: string): Promise<string> {
   const client = new pg.Client({ connectionString: adminUrl });

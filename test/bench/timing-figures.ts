@@ -12,12 +12,12 @@
  *   node --import tsx test/bench/timing-figures.ts
  */
 import os from "node:os";
+import { startSandbox } from "controls-sandbox";
+import { call, IDENTITIES, tokenFor } from "controls-sandbox/test-helpers";
 import { sql } from "kysely";
 import { openPgliteThread } from "../../src/db/connect.ts";
 import { createLogger } from "../../src/log.ts";
 import { RateBudget } from "../../src/platform/rate-budget.ts";
-import { startSandbox } from "../../src/sandbox/index.ts";
-import { call, IDENTITIES, tokenFor } from "../helpers/sandbox-http.ts";
 
 const round = (n: number) => Math.round(n * 10) / 10;
 

@@ -9,8 +9,8 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { prng } from "../../src/contract/index.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
-import { prng } from "../../src/synthetic.ts";
 import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.ts";
 import type { Workload } from "./chaos-workload.ts";
 

@@ -8,10 +8,11 @@
  *   await runCli(["apply", "--yes", ...w.target.args], w.env);
  *   await w.close();
  */
+
+import { type Sandbox, type SandboxOptions, startSandbox } from "controls-sandbox";
 import { loadSourceConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { seedSource } from "../../src/db/seed.ts";
-import { type Sandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/index.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 import type { Backend, TestTarget } from "../helpers/db.ts";
 
 export interface Workload {

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import type { Sandbox } from "controls-sandbox";
+import { startSandbox } from "controls-sandbox";
 import { loadSourceConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { seedSource } from "../../src/db/seed.ts";
-import { startSandbox } from "../../src/sandbox/index.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 

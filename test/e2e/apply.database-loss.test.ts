@@ -5,13 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { type Sandbox, startSandbox } from "controls-sandbox";
 import { loadSourceConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { createPgPool, wrapPgPool } from "../../src/db/connect.ts";
 import { migrateToLatest } from "../../src/db/migrate.ts";
 import { seedSource } from "../../src/db/seed.ts";
 import { silentLogger } from "../../src/log.ts";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { backends } from "../helpers/db.ts";
 import {

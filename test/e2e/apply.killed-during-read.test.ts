@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
+import type { Sandbox } from "controls-sandbox";
 import { sql } from "kysely";
 import { localChannelPaths } from "../../src/migration/local-channel.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { type Backend, backends, type TestTarget } from "../helpers/db.ts";

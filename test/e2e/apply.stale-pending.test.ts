@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import type { Sandbox } from "controls-sandbox";
 import { sql } from "kysely";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";

@@ -3,10 +3,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import type { ControlRecord, Sandbox } from "controls-sandbox";
+import { startSandbox } from "controls-sandbox";
 import { sql } from "kysely";
 import { safeCell } from "../../src/reports/csv.ts";
-import type { ControlRecord, Sandbox } from "../../src/sandbox/index.ts";
-import { startSandbox } from "../../src/sandbox/index.ts";
 import { runCli } from "../helpers/cli.ts";
 import {
   CORPUS,

@@ -3,8 +3,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { startSandbox } from "../../src/sandbox/index.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
+import type { Sandbox } from "controls-sandbox";
+import { startSandbox } from "controls-sandbox";
+import { sql } from "kysely";
 import { runCli } from "../helpers/cli.ts";
 import {
   craftPlatform,

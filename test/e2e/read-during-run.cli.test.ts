@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { syntheticIdentities } from "../../src/synthetic.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends } from "../helpers/db.ts";

@@ -7,11 +7,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import type { Sandbox } from "controls-sandbox";
+import { startSandbox } from "controls-sandbox";
 import parsePrometheusTextFormat, { type ParsedFamily } from "parse-prometheus-text-format";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
-import { startSandbox } from "../../src/sandbox/index.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 import { runCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 

@@ -17,7 +17,8 @@ import {
   type WatchedPage,
   waitForMatching,
 } from "../helpers/browser.ts";
-import { runCli } from "../helpers/cli.ts";
+import { runDemo } from "../helpers/demo.ts";
+import { scratchCwd } from "../helpers/scratch-cwd.ts";
 
 const KEEP_SHOTS = process.env.CONTROLS_TEST_SCREENSHOTS || undefined;
 const SHOTS = KEEP_SHOTS ? resolve(KEEP_SHOTS) : mkdtempSync(join(tmpdir(), "cm-screenshots-"));
@@ -56,7 +57,7 @@ describe("report.html of the demo, in headless Chromium", () => {
   let cleanup: string[] = [];
 
   before(async () => {
-    const demo = await runCli(["demo", "--identities", "2000", "--no-progress", "--json"]);
+    const demo = await runDemo(scratchCwd(), ["--identities", "2000", "--no-progress", "--json"]);
     assert.equal(demo.code, 0, demo.stderr);
     const out = JSON.parse(demo.stdout) as { reports: string[]; report_html: string[] };
     const dataDir = /in (\S+\.data\/demo-\S+);/.exec(demo.stderr)?.[1];

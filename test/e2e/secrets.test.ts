@@ -9,10 +9,12 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { type Sandbox, startSandbox } from "controls-sandbox";
+import { sql } from "kysely";
 import { loadSourceConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
+import type { DatabaseHandle } from "../../src/db/connect.ts";
 import { seedSource } from "../../src/db/seed.ts";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 import { type CliResult, runCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { startHostilePlatform } from "../helpers/hostile-platform.ts";

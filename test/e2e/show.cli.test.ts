@@ -7,10 +7,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import type { Sandbox } from "controls-sandbox";
+import { startSandbox } from "controls-sandbox";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import type { IdentityInRun } from "../../src/db/history-queries.ts";
-import { startSandbox } from "../../src/sandbox/index.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 import { runCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 

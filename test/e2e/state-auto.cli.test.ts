@@ -9,10 +9,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import type { Sandbox } from "controls-sandbox";
+import { startSandbox } from "controls-sandbox";
 import { sql } from "kysely";
-import { startSandbox } from "../../src/sandbox/index.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
-import { prng, uuidFrom } from "../../src/synthetic.ts";
+import { prng, uuidFrom } from "../../src/contract/index.ts";
 import { runCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 

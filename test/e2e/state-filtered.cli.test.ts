@@ -9,11 +9,11 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import type { Sandbox } from "controls-sandbox";
+import { startSandbox } from "controls-sandbox";
 import { UNLISTED_DETAIL } from "../../src/migration/findings.ts";
 import { normalizeSetBy } from "../../src/platform/index.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
-import { startSandbox } from "../../src/sandbox/index.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
 import { type CliResult, runCli } from "../helpers/cli.ts";
 import { parseCsv } from "../helpers/corpus.ts";
 import {

@@ -8,11 +8,12 @@
  *   await runCli(["plan", ...rig.target.args], rig.env);
  *   await rig.close();
  */
+
+import type { Sandbox, SandboxOptions } from "controls-sandbox";
+import { startSandbox } from "controls-sandbox";
 import { loadSourceConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { seedSource } from "../../src/db/seed.ts";
-import { startSandbox } from "../../src/sandbox/index.ts";
-import type { Sandbox, SandboxOptions } from "../../src/sandbox/types.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 import type { Backend, TestTarget } from "./db.ts";
 
 export interface CliRig {

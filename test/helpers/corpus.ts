@@ -8,8 +8,8 @@
  *   craftPlatform(sandbox, CORPUS);
  *   const want = expectedFindings(CORPUS[0]!, "warn"); // [{ finding: "invalid_source_row", ... }]
  */
-import type { AddControlInput, Sandbox } from "../../src/sandbox/index.ts";
-import { prng, uuidFrom } from "../../src/synthetic.ts";
+import type { AddControlInput, Sandbox } from "controls-sandbox";
+import { prng, uuidFrom } from "../../src/contract/index.ts";
 
 export type Policy = "warn" | "reject";
 

@@ -7,10 +7,11 @@
  *   craftPlatform(sandbox);
  *   await seedCraftedSource(handle.db);
  */
+
+import type { Sandbox } from "controls-sandbox";
 import { type Kysely, sql } from "kysely";
+import { prng, uuidFrom } from "../../src/contract/index.ts";
 import type { Database } from "../../src/db/schema.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
-import { prng, uuidFrom } from "../../src/synthetic.ts";
 
 const rand = prng(4242);
 const id = () => uuidFrom(rand);

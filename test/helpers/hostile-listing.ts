@@ -14,7 +14,7 @@
  */
 import { createServer, type IncomingMessage, request } from "node:http";
 import type { AddressInfo } from "node:net";
-import { prng } from "../../src/synthetic.ts";
+import { prng } from "../../src/contract/index.ts";
 
 export interface Tamper {
   /** Identities a listing page holds at most (the tool asks for 1000). */

@@ -38,6 +38,19 @@ describe("command-line conventions", () => {
     assert.match(r.stderr, /Unknown argument --api-ur\. Did you mean --api-url\?/);
   });
 
+  it("refuses the retired sandbox and demo commands with exit 1, naming the repository's controls-sandbox bin and npm run demo", async () => {
+    const [sandbox, demo] = await Promise.all([
+      runCli(["sandbox", "--port", "0"]),
+      runCli(["demo", "--identities", "10"]),
+    ]);
+    assert.equal(sandbox?.code, 1, sandbox?.stderr);
+    assert.match(sandbox?.stderr ?? "", /npx controls-sandbox/);
+    assert.match(sandbox?.stderr ?? "", /npm run sandbox:from-db/);
+    assert.equal(demo?.code, 1, demo?.stderr);
+    assert.match(demo?.stderr ?? "", /npm run demo/);
+    assert.doesNotMatch(demo?.stderr ?? "", /Did you mean/);
+  });
+
   it("every command's --help names each option by its flag and says what it does", async () => {
     const commands = [
       ["plan"],
@@ -54,8 +67,6 @@ describe("command-line conventions", () => {
       ["show"],
       ["db", "migrate"],
       ["db", "seed"],
-      ["sandbox"],
-      ["demo"],
     ];
     const helps = await Promise.all(commands.map((c) => runCli([...c, "--help"])));
     commands.forEach((command, i) => {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import type { Sandbox } from "controls-sandbox";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { TOOL_TABLES } from "../../src/db/schema.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 import { runCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";

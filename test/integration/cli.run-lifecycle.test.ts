@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import type { Sandbox } from "controls-sandbox";
 import { sql } from "kysely";
 import { loadSourceConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { WRITER_LOCK_KEY } from "../../src/db/run-lock.ts";
 import { TOOL_TABLES } from "../../src/db/schema.ts";
 import { seedSource } from "../../src/db/seed.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";

@@ -5,9 +5,9 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { startSandbox } from "../../src/sandbox/index.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
+import type { Sandbox } from "controls-sandbox";
+import { startSandbox } from "controls-sandbox";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { runCli } from "../helpers/cli.ts";
 
 /** A PGlite folder with a seeded source relation, for commands that get as far as reading it. */

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type Kysely, sql } from "kysely";
 import { loadSourceConfig, type SourceConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { seedSource } from "../../src/db/seed.ts";
 import {
   ANOMALY_KINDS,
@@ -11,7 +12,6 @@ import {
   type SourceRow,
 } from "../../src/db/source-reader.ts";
 import { UserError } from "../../src/errors.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: fixtures are the user's tables, outside our types

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { type Sandbox, startSandbox } from "controls-sandbox";
 import { sql } from "kysely";
 import { loadPlatformConfig, loadSourceConfig } from "../../src/config.ts";
 import { silentLogger } from "../../src/log.ts";
@@ -21,7 +22,6 @@ import {
   type PlatformClient,
   READ_SCOPES,
 } from "../../src/platform/index.ts";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { craftPlatform, EXPECTED_FINDINGS, seedCraftedSource } from "../helpers/crafted-dataset.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
 

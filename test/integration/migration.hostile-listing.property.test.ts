@@ -11,14 +11,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { type Sandbox, startSandbox } from "controls-sandbox";
 import fc from "fast-check";
 import { sql } from "kysely";
 import { runWiredPipeline } from "../../src/commands/pipeline-wiring.ts";
 import { loadGlobalConfig, loadRunConfigs } from "../../src/config.ts";
+import { prng, uuidFrom } from "../../src/contract/index.ts";
 import { ExitCode } from "../../src/errors.ts";
 import { silentLogger } from "../../src/log.ts";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
-import { prng, uuidFrom } from "../../src/synthetic.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
 import { type HostileListing, startHostileListing } from "../helpers/hostile-listing.ts";
 

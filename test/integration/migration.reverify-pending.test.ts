@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
+import { type Sandbox, startSandbox } from "controls-sandbox";
 import { sql } from "kysely";
 import { loadPlatformConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { silentLogger } from "../../src/log.ts";
 import { reverifyPending } from "../../src/migration/reverify.ts";
 import {
@@ -9,8 +11,6 @@ import {
   type PlatformClient,
   WRITE_SCOPES,
 } from "../../src/platform/index.ts";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
 
 const ROWS = [...syntheticIdentities(30, 17)].map((r) => ({

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { getEventListeners } from "node:events";
 import { after, before, describe, it } from "node:test";
+import { type Sandbox, startSandbox } from "controls-sandbox";
 import { loadPlatformConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { createPlatformClient, READ_SCOPES } from "../../src/platform/index.ts";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 
 const ROWS = [...syntheticIdentities(60, 5)];
 

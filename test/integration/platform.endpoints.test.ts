@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { type Sandbox, startSandbox } from "controls-sandbox";
 import { loadPlatformConfig, type PlatformConfig } from "../../src/config.ts";
 import {
   createPlatformClient,
@@ -10,7 +11,6 @@ import {
   READ_SCOPES,
   WRITE_SCOPES,
 } from "../../src/platform/index.ts";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 
 function configFor(
   urls: { apiUrl: string; tokenUrl: string },

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
+import { type Sandbox, startSandbox } from "controls-sandbox";
 import { loadPlatformConfig, type PlatformConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { createLogger } from "../../src/log.ts";
 import { createPlatformClient, READ_SCOPES } from "../../src/platform/index.ts";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 
 const IDS = [...syntheticIdentities(20, 3)].map((r) => r.id);
 

@@ -3,7 +3,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { inspect } from "node:util";
+import { type Sandbox, startSandbox } from "controls-sandbox";
 import { loadPlatformConfig, type PlatformConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { createLogger, type Logger } from "../../src/log.ts";
 import {
   createPlatformClient,
@@ -12,8 +14,6 @@ import {
   WRITE_SCOPES,
 } from "../../src/platform/index.ts";
 import { basicCredentials } from "../../src/platform/token-manager.ts";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 
 const IDS = [...syntheticIdentities(30, 9)].map((r) => r.id);
 

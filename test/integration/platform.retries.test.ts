@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
+import { type Sandbox, startSandbox } from "controls-sandbox";
 import { loadPlatformConfig, type PlatformConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import {
   createPlatformClient,
   PlatformError,
   READ_SCOPES,
   WRITE_SCOPES,
 } from "../../src/platform/index.ts";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 
 // Flags all false: the sandbox migrates nothing, so any SELL_ONLY present was created here.
 const ROWS = [...syntheticIdentities(80, 11)].map((r) => ({

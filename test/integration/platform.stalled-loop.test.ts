@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import diagnostics_channel from "node:diagnostics_channel";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
+import { type SandboxProcess, spawnSandbox } from "controls-sandbox/test-helpers";
 import { loadPlatformConfig, type PlatformConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import { createPlatformClient, READ_SCOPES } from "../../src/platform/index.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
-import { type SandboxProcess, spawnSandbox } from "../helpers/sandbox-process.ts";
 
 const RATE = 50;
 const WAVES = 3;

@@ -1,15 +1,15 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
+import { type Sandbox, startSandbox } from "controls-sandbox";
 import { loadPlatformConfig, type PlatformConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
 import {
   createPlatformClient,
   PlatformError,
   READ_SCOPES,
   WRITE_SCOPES,
 } from "../../src/platform/index.ts";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
-import { syntheticIdentities } from "../../src/synthetic.ts";
 
 const IDS = [...syntheticIdentities(50, 1)].map((r) => r.id);
 

@@ -7,8 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { after, afterEach, before, describe, it } from "node:test";
+import { type Sandbox, startSandbox } from "controls-sandbox";
 import { sql } from "kysely";
 import { loadPlatformConfig, type PlatformConfig } from "../../src/config.ts";
+import { prng, uuidFrom } from "../../src/contract/index.ts";
 import { insertRun } from "../../src/db/run-queries.ts";
 import { silentLogger } from "../../src/log.ts";
 import { type ListingStats, listPartitioned } from "../../src/migration/partitioned-listing.ts";
@@ -20,8 +22,6 @@ import {
   PlatformError,
   READ_SCOPES,
 } from "../../src/platform/index.ts";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
-import { prng, uuidFrom } from "../../src/synthetic.ts";
 import { craftPlatform } from "../helpers/crafted-dataset.ts";
 import { backends } from "../helpers/db.ts";
 import {

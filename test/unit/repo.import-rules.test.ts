@@ -1,129 +1,122 @@
 /**
- * The import rules of ARCHITECTURE.md, checked over the TypeScript import graph of `src/` (every
- * `import`, `import type`, `export ... from` and dynamic import, as TypeScript's own pre-processor
- * reads them). A new import that breaks a rule fails here with the file and the import.
+ * The layer table (`test/layers.ts`) checked over the repository's TypeScript import graph: every
+ * import is one the table allows, parts with entry files are entered only through them, a sandbox
+ * domain never imports another, no files import each other in a circle, and ARCHITECTURE.md shows
+ * the table as it is. A new import that breaks a rule fails here with the file and the import.
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, normalize, relative } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import ts from "typescript";
+import { circles, importGraph, layerOf, ROOT, violations } from "../helpers/import-graph.ts";
+import { LAYERS, renderLayersTable, TABLE_END, TABLE_START } from "../layers.ts";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const graph = importGraph();
 
-/** File → the project files it imports, as paths relative to the repository ("src/x/y.ts"). */
-export type ImportGraph = Record<string, string[]>;
-
-function* sourceFiles(dir: string): Generator<string> {
-  for (const entry of readdirSync(dir)) {
-    const path = join(dir, entry);
-    if (statSync(path).isDirectory()) yield* sourceFiles(path);
-    else if (path.endsWith(".ts")) yield path;
-  }
-}
-
-function importGraph(): ImportGraph {
-  const graph: ImportGraph = {};
-  for (const file of sourceFiles(join(ROOT, "src"))) {
-    const from = relative(ROOT, file);
-    const info = ts.preProcessFile(readFileSync(file, "utf8"), true, true);
-    graph[from] = info.importedFiles
-      .map((f) => f.fileName)
-      .filter((spec) => spec.startsWith("."))
-      .map((spec) => normalize(join(dirname(from), spec)));
-  }
-  return graph;
-}
-
-const SANDBOX_DOMAINS = [
-  "identity",
-  "exchange",
-  "transfer",
-  "deposit-address",
-  "orchestration",
-  "admin",
-];
-const SANDBOX_LAYERS = ["gateway", "paging", "input", "oauth"];
-
-const sandboxPart = (path: string) =>
-  path.startsWith("src/sandbox/") ? path.split("/")[2] : undefined;
-
-/** Every import that breaks a rule, as "importer → imported: rule". */
-export function violations(graph: ImportGraph): string[] {
-  const out: string[] = [];
-  const refuse = (from: string, to: string, rule: string) => out.push(`${from} → ${to}: ${rule}`);
-  for (const [from, imports] of Object.entries(graph)) {
-    for (const to of imports) {
-      if (from.startsWith("src/sandbox/")) {
-        const allowed =
-          to.startsWith("src/sandbox/") ||
-          to === "src/synthetic.ts" ||
-          to.startsWith("src/contract/");
-        if (!allowed)
-          refuse(
-            from,
-            to,
-            "the sandbox imports nothing of the tool but synthetic.ts and contract/",
-          );
-        const mine = sandboxPart(from);
-        const theirs = sandboxPart(to);
-        if (
-          mine &&
-          SANDBOX_DOMAINS.includes(mine) &&
-          theirs &&
-          theirs !== mine &&
-          SANDBOX_DOMAINS.includes(theirs)
-        ) {
-          refuse(from, to, `sandbox domain ${mine}/ imports another domain (${theirs}/)`);
-        }
-        if (mine && SANDBOX_LAYERS.includes(mine) && theirs && SANDBOX_DOMAINS.includes(theirs)) {
-          refuse(from, to, `sandbox ${mine}/ serves every domain and imports none (${theirs}/)`);
-        }
-      }
-      if (from.startsWith("src/migration/") && to.startsWith("src/sandbox/")) {
-        refuse(from, to, "migration/ never imports the sandbox");
-      }
-      if (from.startsWith("src/platform/") && to.startsWith("src/db/")) {
-        refuse(from, to, "platform/ knows nothing of the database");
-      }
-      if (from.startsWith("src/db/") && to.startsWith("src/platform/")) {
-        refuse(from, to, "db/ knows nothing of HTTP");
-      }
-      if (from.startsWith("src/contract/") && !to.startsWith("src/contract/")) {
-        refuse(from, to, "contract/ is a leaf: the platform's constants, importing nothing");
-      }
+describe("the layer table and the import graph", () => {
+  it("reads every TypeScript file of the CLI, the sandbox package, the scripts and the tests", () => {
+    const files = Object.keys(graph);
+    for (const must of [
+      "src/cli.ts",
+      "src/contract/index.ts",
+      "packages/sandbox/src/index.ts",
+      "packages/sandbox/src/shared.ts",
+      "scripts/demo.ts",
+      "test/unit/repo.import-rules.test.ts",
+    ]) {
+      assert.ok(files.includes(must), `the graph holds ${must}`);
     }
-  }
-  return out;
-}
+    assert.ok(files.length > 300, `${files.length} files`);
+    assert.ok(
+      graph["scripts/demo.ts"]?.includes("packages/sandbox/src/index.ts"),
+      "an import of the package name controls-sandbox resolves to its entry file",
+    );
+  });
 
-describe("import rules", () => {
-  it("holds for every import of src/", () => {
-    const graph = importGraph();
-    assert.ok(Object.keys(graph).length > 80, "the graph covers src/");
+  it("holds for every import: allowed layers only, entry files only, no domain into another", () => {
     assert.deepEqual(violations(graph), []);
   });
 
-  it("names the import that breaks a rule: a domain importing another, the sandbox importing the tool, migration importing the sandbox, platform and db importing each other", () => {
+  it("has no circle of files", () => {
+    assert.deepEqual(circles(graph), []);
+  });
+
+  it("names only layers it defines, and paths that exist", () => {
+    const names = new Set(LAYERS.map((l) => l.name));
+    assert.equal(names.size, LAYERS.length, "layer names are unique");
+    for (const layer of LAYERS) {
+      for (const n of [...layer.mayImport, ...(layer.seesInternals ?? [])]) {
+        assert.ok(names.has(n), `${layer.name} names ${n}`);
+      }
+      for (const p of [...layer.paths, ...(layer.entries ?? [])]) {
+        assert.ok(existsSync(join(ROOT, p)), `${layer.name}: ${p} exists`);
+      }
+      for (const e of layer.entries ?? []) {
+        assert.equal(layerOf(e), layer, `${e} is a file of ${layer.name}`);
+      }
+    }
+  });
+
+  it("lets no layer of the CLI package import back up: its may-import relation has no circle", () => {
+    const cli = LAYERS.filter((l) => !l.paths.some((p) => p.startsWith("packages/")));
+    assert.ok(cli.length > 8);
+    const asGraph = Object.fromEntries(cli.map((l) => [l.name, [...l.mayImport]]));
+    assert.deepEqual(circles(asGraph), []);
+  });
+
+  it("is the table ARCHITECTURE.md shows (regenerate with npm run docs:layers)", () => {
+    const doc = readFileSync(join(ROOT, "ARCHITECTURE.md"), "utf8");
+    const start = doc.indexOf(TABLE_START);
+    const end = doc.indexOf(TABLE_END);
+    assert.ok(start >= 0 && end > start, "ARCHITECTURE.md holds the markers");
+    assert.equal(doc.slice(start + TABLE_START.length, end).trim(), renderLayersTable());
+  });
+});
+
+describe("the import rules, on a made-up graph", () => {
+  it("names each import that breaks a rule: a layer not allowed, an entry bypassed, a domain into another", () => {
     const found = violations({
-      "src/sandbox/identity/x.ts": [
-        "src/sandbox/exchange/y.ts",
-        "src/sandbox/paging/keyset-index.ts",
+      "packages/sandbox/src/identity/x.ts": [
+        "packages/sandbox/src/exchange/y.ts",
+        "packages/sandbox/src/paging/keyset-index.ts",
       ],
-      "src/sandbox/paging/z.ts": ["src/sandbox/identity/x.ts"],
-      "src/sandbox/app.ts": ["src/config.ts", "src/synthetic.ts", "src/contract/limits.ts"],
-      "src/migration/pipeline.ts": ["src/sandbox/index.ts"],
+      "packages/sandbox/src/paging/z.ts": ["packages/sandbox/src/identity/x.ts"],
+      "packages/sandbox/src/app.ts": ["src/config.ts", "packages/sandbox/src/shared.ts"],
+      "packages/sandbox/src/shared.ts": ["src/contract/limits.ts", "src/config/option-kit.ts"],
+      "src/migration/pipeline.ts": ["packages/sandbox/src/index.ts", "src/platform/http-client.ts"],
       "src/platform/http-client.ts": ["src/db/connect.ts"],
-      "src/db/connect.ts": ["src/platform/types.ts"],
+      "src/db/connect.ts": ["src/platform/index.ts"],
+      "src/config/command-options.ts": ["src/platform/types.ts"],
+      "test/e2e/x.test.ts": ["packages/sandbox/src/app.ts", "src/platform/http-client.ts"],
+      "elsewhere/x.ts": [],
     });
     assert.deepEqual(found, [
-      "src/sandbox/identity/x.ts → src/sandbox/exchange/y.ts: sandbox domain identity/ imports another domain (exchange/)",
-      "src/sandbox/paging/z.ts → src/sandbox/identity/x.ts: sandbox paging/ serves every domain and imports none (identity/)",
-      "src/sandbox/app.ts → src/config.ts: the sandbox imports nothing of the tool but synthetic.ts and contract/",
-      "src/migration/pipeline.ts → src/sandbox/index.ts: migration/ never imports the sandbox",
-      "src/platform/http-client.ts → src/db/connect.ts: platform/ knows nothing of the database",
-      "src/db/connect.ts → src/platform/types.ts: db/ knows nothing of HTTP",
+      "packages/sandbox/src/identity/x.ts → packages/sandbox/src/exchange/y.ts: sandbox domain packages/sandbox/src/identity/ imports another domain (packages/sandbox/src/exchange/)",
+      "packages/sandbox/src/paging/z.ts → packages/sandbox/src/identity/x.ts: sandbox-layers may not import sandbox-domains",
+      "packages/sandbox/src/app.ts → src/config.ts: sandbox-core may not import config",
+      "packages/sandbox/src/shared.ts → src/contract/limits.ts: contract is entered only through src/contract/index.ts",
+      "src/migration/pipeline.ts → packages/sandbox/src/index.ts: migration may not import sandbox",
+      "src/migration/pipeline.ts → src/platform/http-client.ts: platform is entered only through src/platform/index.ts",
+      "src/platform/http-client.ts → src/db/connect.ts: platform may not import db",
+      "src/db/connect.ts → src/platform/index.ts: db may not import platform",
+      "src/config/command-options.ts → src/platform/types.ts: config may not import platform",
+      "test/e2e/x.test.ts → packages/sandbox/src/app.ts: tests may not import sandbox-core",
+      "elsewhere/x.ts: belongs to no layer of test/layers.ts",
     ]);
+  });
+
+  it("finds a circle of two files and one of three, and no circle in a chain", () => {
+    assert.deepEqual(
+      circles({
+        "a.ts": ["b.ts"],
+        "b.ts": ["a.ts"],
+        "c.ts": ["d.ts"],
+        "d.ts": ["e.ts"],
+        "e.ts": ["c.ts", "f.ts"],
+        "f.ts": [],
+      }),
+      ["a.ts ↔ b.ts", "c.ts ↔ d.ts ↔ e.ts"],
+    );
+    assert.deepEqual(circles({ "a.ts": ["b.ts"], "b.ts": ["c.ts"], "c.ts": [] }), []);
   });
 });

@@ -1,0 +1,6 @@
+/**
+ * The sandbox's test helpers, for its own tests and the CLI's (`controls-sandbox/test-helpers`):
+ * HTTP calls against a started sandbox, and `controls-sandbox` as a child process.
+ */
+export * from "./sandbox-http.ts";
+export * from "./sandbox-process.ts";

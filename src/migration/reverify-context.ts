@@ -1,0 +1,21 @@
+/**
+ * What re-verification needs, apart from how it runs (`reverify.ts`) and settles
+ * (`reverify-settle.ts`), so that neither imports the other back.
+ */
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.ts";
+import type { Logger } from "../log.ts";
+import type { PlatformClient } from "../platform/index.ts";
+import type { ListingSettings } from "./snapshot.ts";
+
+/** What re-verification needs; the executor's context provides it. */
+export interface ReverifyContext {
+  readonly db: Kysely<Database>;
+  readonly client: PlatformClient;
+  readonly runId: string;
+  readonly logger: Logger;
+  readonly signal?: AbortSignal;
+  /** How a listing is read; without it, the client's budget and --concurrency cursors at most. */
+  readonly listing?: ListingSettings;
+  readonly options?: { readonly platform: { readonly concurrency: number } };
+}

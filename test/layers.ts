@@ -1,0 +1,233 @@
+/**
+ * The layer table: every part of the repository's code, its role, what it may import, and the
+ * files through which others must enter it. ARCHITECTURE.md's "Folders" table is rendered from it
+ * (`npm run docs:layers`), and `test/unit/repo.import-rules.test.ts` checks every import against it.
+ * A file belongs to the part with the longest matching path; an import inside one part is free.
+ */
+
+export interface Layer {
+  /** The part's name, as `mayImport` names it. */
+  readonly name: string;
+  /** Folders (ending in "/") and files it is made of. */
+  readonly paths: readonly string[];
+  readonly role: string;
+  /** The parts its files may import. */
+  readonly mayImport: readonly string[];
+  /** When set, other parts import it only through these files. */
+  readonly entries?: readonly string[];
+  /** Parts whose files it may import past their entries (tests of their internals). */
+  readonly seesInternals?: readonly string[];
+}
+
+export const LAYERS: readonly Layer[] = Object.freeze([
+  {
+    name: "cli",
+    paths: ["src/cli.ts"],
+    role: "yargs, strict; registers commands",
+    mayImport: ["commands", "config", "base"],
+  },
+  {
+    name: "commands",
+    paths: ["src/commands/"],
+    role: "one module per command (`discard.ts`, `version.ts` included); turns flags into config, opens resources, releases them; `run-command.ts` maps errors to exit codes (and `--json` error objects) and SIGINT to a cancel signal; `pipeline-wiring.ts` wires the pipeline to a platform client and progress (shared by plan/apply/reconcile and `demo`); `confirm-prompt.ts` the terminal confirmation; `usage-error.ts` what yargs refusals print",
+    mayImport: ["config", "contract", "db", "migration", "platform", "reports", "base"],
+  },
+  {
+    name: "config",
+    paths: ["src/config/", "src/config.ts"],
+    role: "the only reader of `process.env`. One options table (`options.ts`, `command-options.ts`: flag, env var, default, zod schema, group, help); `load.ts` compiles flags > env > defaults into frozen config objects, reporting every problem at once (`load-run-control.ts` for revert, status and set-rate); `url-policy.ts`; yargs options, `--help` and README's table are generated from the table (`yargs-options.ts`, `readme-table.ts`). `src/config.ts` re-exports it `option-kit.ts` is the table kit (row type, schemas, compiler `read-table.ts`, yargs rendering) that the sandbox package builds its own table with.",
+    mayImport: ["contract", "base"],
+    entries: ["src/config.ts", "src/config/option-kit.ts"],
+  },
+  {
+    name: "migration",
+    paths: ["src/migration/"],
+    role: "the product: mapping, diff rules, stages, executor (`executor.ts` runs the journal with p-map behind the write gate, `action-outcome.ts` verifies outcomes in doubt, `delete-action.ts` the guarded delete); steering (`run-control.ts` polls the run's control row, throttle file and daily window and opens or closes `write-gate.ts`; `local-channel.ts` PGlite's status file and request folder; `run-status.ts` what `status` shows); `revert.ts` the revert run; `findings-stream.ts` stores a listing's pages with their findings (held in memory until the source rows are stored), `source-index.ts` what the source pass kept, by id, in compact typed arrays; `pipeline.ts` orchestrates plan/apply/reconcile, `run-lifecycle.ts` settles, resumes, claims, heartbeats and closes runs (failed with their error, declined), `run-discard.ts` gives a run up, `exit-code.ts` is the pure exit-code policy, `run-summary.ts` tallies a run into summary.json; progress",
+    mayImport: ["config", "contract", "db", "platform", "reports", "reports-html", "base"],
+  },
+  {
+    name: "db",
+    paths: ["src/db/"],
+    role: "SQL only (the schema name is written once, `TOOL_SCHEMA`/`TOOL_TABLES` in `schema.ts`): connection (pg Pool + pg-cursor, or PGlite in a worker thread: `pglite-thread.ts` on the main side, `pglite-worker.ts` in the thread, `pglite-thread-dialect.ts` its Kysely dialect with cursor streaming), reconnection (`reconnect.ts`, `reconnecting-kysely.ts`, `pg-errors.ts`), which instances are PGlite's (`embedded.ts`), migrations runner, schema types, source reader (its page queries in `source-pages.ts`) and seeder, run/journal/snapshot/finding/plan/run-control queries, bulk inserts by column arrays (`unnest-insert.ts`), writer lock, data-folder lock, abandoned runs",
+    mayImport: ["config", "contract", "migrations", "base"],
+  },
+  {
+    name: "platform",
+    paths: ["src/platform/"],
+    role: "HTTP only: the client (`platform-client.ts`, its interface in `platform-client-types.ts`), token manager, per-path rate budget + p-limit, retries with full jitter, problem+json → `PlatformError` (retryable / fatal / ambiguous), tolerant wire parsers, listing guards (`runaway-guard.ts`), `--max-wait-s` refusals, metrics, redaction",
+    mayImport: ["config", "contract", "base"],
+    entries: ["src/platform/index.ts"],
+  },
+  {
+    name: "reports",
+    paths: ["src/reports/"],
+    role: "formatting only: formula-safe, escape-safe streaming CSV (csv-stringify), summaries, the `runs` listing, report files written by temporary file and rename (`report-files.ts`), `show`'s text and JSON (`identity-history.ts`), the Prometheus metrics file (`run-metrics.ts`, prom-client), the JSON log line of a run's end (`summary-log.ts`)",
+    mayImport: ["db", "base"],
+  },
+  {
+    name: "reports-html",
+    paths: ["src/reports/html/"],
+    role: "report.html: the `html` tag and JSON-for-script escaping (`html-text.ts`), inline SVG bar and timeline charts, the page's CSS and script as strings, the page around the rows (`report-page.ts`) and the writer streaming the first 10,000 diff rows (`write-report-html.ts`)",
+    mayImport: ["reports", "base"],
+  },
+  {
+    name: "contract",
+    paths: ["src/contract/"],
+    role: "the platform's facts, once: every path (`paths.ts`), rate limits per endpoint, the token rate, the penalty, the page size and the id limit (`limits.ts`), control types, reason codes (the 11 published, plus the preview's spelling accepted), set_by spellings, scopes, the reader of the published schema copy in `schema/`, and the synthetic identities both sides seed from (`synthetic.ts`). Ships with the CLI; guarded by `test/unit/contract.published-schema.test.ts`",
+    mayImport: [],
+    entries: ["src/contract/index.ts"],
+  },
+  {
+    name: "base",
+    paths: [
+      "src/errors.ts",
+      "src/log.ts",
+      "src/secret.ts",
+      "src/backoff.ts",
+      "src/visible-text.ts",
+      "src/daily-window.ts",
+      "src/version.ts",
+    ],
+    role: "leaf helpers: errors and exit codes, the logger, secrets, the one backoff-with-jitter and overflow-safe sleep, the one escaping of control and bidi characters, daily windows, the version",
+    mayImport: [],
+  },
+  {
+    name: "migrations",
+    paths: ["migrations/"],
+    role: "the tool's schema, forward-only, static provider for Kysely's Migrator",
+    mayImport: [],
+  },
+  {
+    name: "scripts",
+    paths: ["scripts/"],
+    role: "repository scripts, not the product: `demo.ts` (`npm run demo`) and `sandbox-from-db.ts` (`npm run sandbox:from-db`) run the CLI's code with the sandbox from the workspace; README generators",
+    mayImport: [
+      "cli",
+      "commands",
+      "config",
+      "contract",
+      "db",
+      "migration",
+      "platform",
+      "reports",
+      "base",
+      "sandbox",
+      "tests",
+    ],
+    seesInternals: ["config"],
+  },
+  {
+    name: "sandbox",
+    paths: ["packages/sandbox/src/index.ts"],
+    role: "the sandbox package's entry (`controls-sandbox`): what the CLI's tests, the demo and the benchmarks use",
+    mayImport: ["sandbox-core", "sandbox-cli", "sandbox-layers", "sandbox-domains"],
+    entries: ["packages/sandbox/src/index.ts"],
+  },
+  {
+    name: "sandbox-door",
+    paths: ["packages/sandbox/src/shared.ts"],
+    role: "the sandbox's one door into the CLI package: re-exports `src/contract/index.ts` and `src/config/option-kit.ts`, nothing else",
+    mayImport: ["contract", "config"],
+    entries: ["packages/sandbox/src/shared.ts"],
+  },
+  {
+    name: "sandbox-cli",
+    paths: ["packages/sandbox/src/cli/"],
+    role: "`controls-sandbox`'s command line: its option table (`options.ts`, on the CLI's row type; defaults from the sandbox's, which come from the contract), `--endpoint-rate-limit` parsing, `serve.ts` (ready line, export lines, stop on a signal), `main.ts` (yargs)",
+    mayImport: ["sandbox-core", "sandbox-layers", "sandbox-domains", "sandbox-door"],
+  },
+  {
+    name: "sandbox-core",
+    paths: ["packages/sandbox/src/"],
+    role: "`index.ts` public exports, `start-sandbox.ts` options → context → seed → listen → handle, `app.ts` the Fastify app and its plugins, `context.ts` the one state every route and the handle reach, `options.ts` defaults and checks, `paths.ts` the contract's paths as route templates, `types.ts` the public handle and stats",
+    mayImport: ["sandbox-layers", "sandbox-domains", "sandbox-door"],
+  },
+  {
+    name: "sandbox-layers",
+    paths: [
+      "packages/sandbox/src/gateway/",
+      "packages/sandbox/src/paging/",
+      "packages/sandbox/src/input/",
+      "packages/sandbox/src/oauth/",
+    ],
+    role: 'what every domain uses and none of them owns: `gateway/` (what every request passes, in order: admin Host/Origin check, rate limiter and endpoint limits, faults, auth (request guard), stats, problem+json, the 405 table, the committed-then-dropped write answer); `oauth/` the token issuer and route; `paging/` (the cursor codec, the one keyset index behind every listing, the listing query (filters, bounds, and the walk: order, page_cursor bound to the filters, next_page_cursor)); `input/` (query params, body fields (the one "is a JSON object" check; `FieldReader` checks a body once and reads it field by field), fixed-point decimals, seed inputs, request validation generated from the published schema)',
+    mayImport: ["sandbox-core", "sandbox-door"],
+  },
+  {
+    name: "sandbox-domains",
+    paths: [
+      "packages/sandbox/src/identity/",
+      "packages/sandbox/src/exchange/",
+      "packages/sandbox/src/transfer/",
+      "packages/sandbox/src/deposit-address/",
+      "packages/sandbox/src/orchestration/",
+      "packages/sandbox/src/admin/",
+    ],
+    role: "one folder per domain, each with routes, store, seed, types, seeding API, admin routes and plugin: `identity/` (identities and controls, drift, set_by spelling), `exchange/` (quote executions, orders), `transfer/` (internal transfers, balances), `deposit-address/`, `orchestration/` (rules), `admin/` (faults, limits, reset, revoke, stats, request windows). A domain never imports another",
+    mayImport: ["sandbox-core", "sandbox-layers", "sandbox-door"],
+  },
+  {
+    name: "tests",
+    paths: ["test/"],
+    role: "the CLI's tests: `unit/` (pure logic), `integration/` (PGlite + PostgreSQL, sandbox over HTTP), `e2e/` (CLI child processes ↔ sandbox, bad-input corpus), `helpers/`, `bench/` (`npm run bench`), `chaos/` (`npm run chaos`), and this table (`layers.ts`). The sandbox only through its package name (`controls-sandbox`, `controls-sandbox/test-helpers`)",
+    mayImport: [
+      "cli",
+      "commands",
+      "config",
+      "contract",
+      "db",
+      "migration",
+      "platform",
+      "reports",
+      "reports-html",
+      "base",
+      "migrations",
+      "sandbox",
+      "sandbox-tests",
+    ],
+    seesInternals: ["config", "contract", "platform"],
+  },
+  {
+    name: "sandbox-tests",
+    paths: ["packages/sandbox/test/"],
+    role: "the sandbox's own tests and helpers; `helpers/index.ts` (HTTP calls, the bin as a child process) is exported as `controls-sandbox/test-helpers`",
+    mayImport: [
+      "sandbox",
+      "sandbox-core",
+      "sandbox-cli",
+      "sandbox-layers",
+      "sandbox-domains",
+      "sandbox-door",
+    ],
+    entries: ["packages/sandbox/test/helpers/index.ts"],
+  },
+]);
+
+/** Extra rules of the sandbox's domains, not expressible as layers: a domain never imports another. */
+export const SANDBOX_DOMAIN_FOLDERS: readonly string[] = Object.freeze(
+  LAYERS.find((l) => l.name === "sandbox-domains")?.paths ?? [],
+);
+
+const cell = (s: string) => s.replaceAll("|", "\\|");
+const code = (paths: readonly string[]) => paths.map((p) => `\`${p}\``).join(", ");
+
+/** ARCHITECTURE.md's "Folders" table, rendered from {@link LAYERS}. */
+export function renderLayersTable(layers: readonly Layer[] = LAYERS): string {
+  const byName = new Map(layers.map((l) => [l.name, l]));
+  const lines = ["| part | paths | role | may import | entered through |", "|---|---|---|---|---|"];
+  for (const l of layers) {
+    const may = l.mayImport.map((n) => (byName.has(n) ? n : `${n} (unknown)`)).join(", ");
+    const internals = l.seesInternals?.length
+      ? `; past the entries of ${l.seesInternals.join(", ")}`
+      : "";
+    lines.push(
+      `| ${l.name} | ${code(l.paths)} | ${cell(l.role)} | ${may || "—"}${internals} | ${l.entries ? code(l.entries) : "any file"} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/** The markers between which ARCHITECTURE.md holds the rendered table. */
+export const TABLE_START =
+  "<!-- layers:start (generated from test/layers.ts: npm run docs:layers) -->";
+export const TABLE_END = "<!-- layers:end -->";
