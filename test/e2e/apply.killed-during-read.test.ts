@@ -4,10 +4,8 @@
  * apply drops its pending actions and starts afresh instead of refusing to start.
  */
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
-import { localChannelPaths } from "../../src/migration/local-channel.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
@@ -25,20 +23,8 @@ async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
   }
 }
 
-/**
- * The pending actions the running apply has journaled: read from the journal on PostgreSQL; on
- * PGlite, whose folder the run holds, from the status file the run rewrites every second.
- */
-async function pendingNow(backend: Backend, target: TestTarget): Promise<number> {
-  if (backend.name === "pglite") {
-    const { statusFile } = localChannelPaths(target.global.dataDir);
-    if (!existsSync(statusFile)) return 0;
-    try {
-      return Number(JSON.parse(readFileSync(statusFile, "utf8")).actions?.pending ?? 0);
-    } catch {
-      return 0; // replaced while read
-    }
-  }
+/** The pending actions journaled so far, read from the journal (PostgreSQL only). */
+async function pendingNow(target: TestTarget): Promise<number> {
   const h = await target.open();
   try {
     const r = await sql<{ n: string }>`select count(*) as n from controls_migration.actions
@@ -49,9 +35,23 @@ async function pendingNow(backend: Backend, target: TestTarget): Promise<number>
   }
 }
 
-async function waitForPendingActions(backend: Backend, target: TestTarget): Promise<void> {
+/**
+ * Waits until the running apply, stuck in its listing, has journaled pending actions. PostgreSQL:
+ * a journal row. PGlite, whose folder the run holds (and which writes no status file before its
+ * write phase): the listing's next page request hung and was sent again after --timeout-ms, so
+ * the pages before it were handed on long before.
+ */
+async function waitForPendingActions(
+  backend: Backend,
+  target: TestTarget,
+  sandbox: Sandbox,
+): Promise<void> {
+  if (backend.name === "pglite") {
+    await waitFor(() => sandbox.stats().faults.hang >= 2, 240_000);
+    return;
+  }
   const end = Date.now() + 240_000;
-  while ((await pendingNow(backend, target)) === 0) {
+  while ((await pendingNow(target)) === 0) {
     if (Date.now() > end) throw new Error("no pending action journaled in 240 s");
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -76,13 +76,22 @@ for (const backend of backends) {
 
     it("is not resumable, and the next apply skips its pending actions and creates every missing control once", async () => {
       // One listing page a second: the source pass is over long before the listing.
-      const slow = ["--state", "bulk", "--rate", "1", "--yes", "--no-progress", ...target.args];
+      const slow = [
+        "--state",
+        "bulk",
+        "--rate",
+        "1",
+        "--timeout-ms",
+        "2000",
+        "--yes",
+        "--no-progress",
+      ].concat(target.args);
       const child = spawnCli(["apply", ...slow], env);
       const done = collect(child);
       await waitFor(() => listed(sandbox) >= 3, 240_000);
       // The listing's next requests go unanswered: the read cannot finish before the kill.
       sandbox.setFaults({ hangRate: 1 });
-      await waitForPendingActions(backend, target);
+      await waitForPendingActions(backend, target, sandbox);
       child.kill("SIGKILL");
       sandbox.setFaults({ hangRate: 0 });
       const killed = await done;
