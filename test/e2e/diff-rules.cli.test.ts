@@ -16,10 +16,10 @@ import { startSandbox } from "../../src/sandbox/index.ts";
 import { prng, uuidFrom } from "../../src/synthetic.ts";
 import { type CliResult, runCli } from "../helpers/cli.ts";
 import { CLI_ENTRY } from "../helpers/cli-entry.ts";
-import { scratchCwd } from "../helpers/scratch-cwd.ts";
 import { parseCsv } from "../helpers/corpus.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { CONTROLS, call, tokenFor } from "../helpers/sandbox-http.ts";
+import { scratchCwd } from "../helpers/scratch-cwd.ts";
 
 const rand = prng(1010);
 const uuid = () => uuidFrom(rand);
