@@ -4,14 +4,12 @@
  * apply drops its pending actions and starts afresh instead of refusing to start.
  */
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import type { Sandbox } from "controls-sandbox";
 import { sql } from "kysely";
-import { localChannelPaths } from "../../src/migration/local-channel.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
-import { type Backend, backends, type TestTarget } from "../helpers/db.ts";
+import { backends, type TestTarget } from "../helpers/db.ts";
 
 const N = 6000;
 const SEED = 41;
@@ -25,20 +23,8 @@ async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
   }
 }
 
-/**
- * The pending actions the running apply has journaled: read from the journal on PostgreSQL; on
- * PGlite, whose folder the run holds, from the status file the run rewrites every second.
- */
-async function pendingNow(backend: Backend, target: TestTarget): Promise<number> {
-  if (backend.name === "pglite") {
-    const { statusFile } = localChannelPaths(target.global.dataDir);
-    if (!existsSync(statusFile)) return 0;
-    try {
-      return Number(JSON.parse(readFileSync(statusFile, "utf8")).actions?.pending ?? 0);
-    } catch {
-      return 0; // replaced while read
-    }
-  }
+/** The pending actions journaled so far, read from the journal (PostgreSQL only). */
+async function pendingNow(target: TestTarget): Promise<number> {
   const h = await target.open();
   try {
     const r = await sql<{ n: string }>`select count(*) as n from controls_migration.actions
@@ -49,9 +35,10 @@ async function pendingNow(backend: Backend, target: TestTarget): Promise<number>
   }
 }
 
-async function waitForPendingActions(backend: Backend, target: TestTarget): Promise<void> {
+/** Waits until the running apply has journaled pending actions: a journal row (PostgreSQL). */
+async function waitForPendingActions(target: TestTarget): Promise<void> {
   const end = Date.now() + 240_000;
-  while ((await pendingNow(backend, target)) === 0) {
+  while ((await pendingNow(target)) === 0) {
     if (Date.now() > end) throw new Error("no pending action journaled in 240 s");
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -76,13 +63,29 @@ for (const backend of backends) {
 
     it("is not resumable, and the next apply skips its pending actions and creates every missing control once", async () => {
       // One listing page a second: the source pass is over long before the listing.
-      const slow = ["--state", "bulk", "--rate", "1", "--yes", "--no-progress", ...target.args];
+      const slow = [
+        "--state",
+        "bulk",
+        "--rate",
+        "1",
+        "--timeout-ms",
+        "2000",
+        "--yes",
+        "--no-progress",
+      ].concat(target.args);
       const child = spawnCli(["apply", ...slow], env);
       const done = collect(child);
       await waitFor(() => listed(sandbox) >= 3, 240_000);
-      // The listing's next requests go unanswered: the read cannot finish before the kill.
-      sandbox.setFaults({ hangRate: 1 });
-      await waitForPendingActions(backend, target);
+      if (backend.name === "postgres") {
+        // The listing's next requests go unanswered until the journal shows pending actions.
+        sandbox.setFaults({ hangRate: 1 });
+        await waitForPendingActions(target);
+      } else {
+        // NOT event-driven yet (issue 32): PGlite's folder is the run's, no status file exists
+        // before the write phase, and at the listing's 4th page nothing is journaled yet on
+        // disk. Until the run reports its read phase, this keeps main's 300 ms.
+        await new Promise((r) => setTimeout(r, 300));
+      }
       child.kill("SIGKILL");
       sandbox.setFaults({ hangRate: 0 });
       const killed = await done;
