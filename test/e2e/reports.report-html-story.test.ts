@@ -69,7 +69,7 @@ for (const backend of backends) {
       const done = await run;
       assert.equal(done.code, 0, done.stderr);
       apply = JSON.parse(readFileSync(join(out, "summary.json"), "utf8"));
-      const rec = await cli(["reconcile", "--json", "--out", join(dir, "reconcile")]);
+      const rec = await cli(["reconcile", "--yes", "--json", "--out", join(dir, "reconcile")]);
       assert.ok(rec.code === 0 || rec.code === 2, rec.stderr);
       reconcile = JSON.parse(rec.stdout);
       browser = await openBrowser();

@@ -4,6 +4,7 @@
  * whether the run took a minute or a day. 429s, retries and ambiguous outcomes get a lane each
  * under the bars, with a tick wherever they happened.
  */
+import { noun } from "../../plural.ts";
 import { html, type SafeHtml } from "./html-text.ts";
 
 /** One second of traffic, as the platform client measured it. */
@@ -105,7 +106,7 @@ export function timelineChart(
     retries: total("retries"),
     ambiguous: total("ambiguous"),
   };
-  const caption = html`<p class="timeline-totals" data-requests="${totals.requests}" data-rate-limited="${totals.rateLimited}" data-retries="${totals.retries}" data-ambiguous="${totals.ambiguous}">${totals.requests.toLocaleString("en-US")} requests, ${totals.rateLimited} answered 429, ${totals.retries} retries, ${totals.ambiguous} ambiguous outcomes.</p>`;
+  const caption = html`<p class="timeline-totals" data-requests="${totals.requests}" data-rate-limited="${totals.rateLimited}" data-retries="${totals.retries}" data-ambiguous="${totals.ambiguous}">${totals.requests.toLocaleString("en-US")} ${noun(totals.requests, "request")}, ${totals.rateLimited} answered 429, ${totals.retries} ${noun(totals.retries, "retry", "retries")}, ${totals.ambiguous} ambiguous ${noun(totals.ambiguous, "outcome")}.</p>`;
   if (points.length === 0) {
     return html`${caption}<p class="muted">No platform request was recorded for this run.</p>`;
   }
