@@ -66,6 +66,23 @@ export const runOptions = {
     group: "run",
     help: "At the end of the run (failed runs too), write its figures to this file in the Prometheus text format, atomically, for node_exporter's textfile collector.",
   }),
+  waitForPlatform: option({
+    flag: "wait-for-platform",
+    env: "CONTROLS_WAIT_FOR_PLATFORM",
+    default: true,
+    schema: booleanSchema,
+    kind: "boolean",
+    group: "run",
+    help: "When user_disabled is true here and on the platform and no CLIENT SELL_ONLY exists yet (awaiting_platform_migration), let the platform's own migration create it. --no-wait-for-platform creates it now (with the risk of a duplicate if the platform does not look first).",
+  }),
+  waitForPlatformS: option({
+    flag: "wait-for-platform-s",
+    env: "CONTROLS_WAIT_FOR_PLATFORM_S",
+    schema: numberSchema({ min: 0, max: 31_536_000 }),
+    kind: "string",
+    group: "run",
+    help: "Create an awaited CLIENT SELL_ONLY once the tool has seen the identity awaiting the platform's migration for longer than this many seconds (the first sighting is kept in the database across runs).",
+  }),
 } as const;
 
 /** `report RUN_ID`: the same report options as the run that wrote it. */

@@ -12,7 +12,7 @@ import type { ActionStatus, Database, RunMode } from "../db/schema.ts";
 import type { ClientMetrics } from "../platform/index.ts";
 import type { EndpointFigures, RunSummary } from "../reports/summary.ts";
 import { FINDING_KINDS } from "./classify.ts";
-import type { RunTally } from "./exit-code.ts";
+import { isClientWork, type RunTally } from "./exit-code.ts";
 import type { SourceCounts } from "./source-stage.ts";
 
 /** A run's findings and actions once its work is over. */
@@ -74,13 +74,17 @@ export function findingResolution(f: RunFigures): {
 /** The exit-code policy's input, from a run's figures. */
 export function tallyOf(mode: RunMode, interrupted: boolean, f: RunFigures): RunTally {
   const reportable = Object.entries(f.findings)
-    .filter(([kind]) => kind !== "in_sync")
+    .filter(([kind]) => isClientWork(kind))
     .reduce((n, [, v]) => n + v, 0);
+  // A create sent for a platform-owned finding (--no-wait-for-platform) resolves no client work.
+  const platformOwnedDone = f.byFinding
+    .filter((c) => c.status === "succeeded" && !isClientWork(c.finding))
+    .reduce((n, c) => n + c.n, 0);
   return {
     mode,
     interrupted,
     reportableFindings: reportable,
-    succeededActions: f.actions.succeeded,
+    succeededActions: f.actions.succeeded - platformOwnedDone,
     // A create answered 404 found an identity the platform does not know: a report-only finding
     // learnt late (how the filtered strategy checks existence), not an action to retry.
     failedActions: f.actions.failed - (f.outcomes["failed:identity_not_found"] ?? 0),
