@@ -36,6 +36,18 @@ export const sandboxFlags = {
     defaultDescription: "0.5",
     describe: "Fraction of flagged identities already migrated to SELL_ONLY controls.",
   },
+  "legacy-drift-fraction": {
+    type: "number",
+    defaultDescription: "0",
+    describe:
+      "Fraction of identities whose platform legacy fields (user_disabled, admin_disabled) differ from the seeded source flags, half turned on and half turned off.",
+  },
+  "auto-migrate-rate": {
+    type: "number",
+    defaultDescription: "0 (off)",
+    describe:
+      'The platform\'s background migration: identities a second whose legacy field is true and that hold no matching control get one (reason "migrated from user_disabled" / "migrated from admin_disabled"), following --duplicate-policy. Progress (done, left) in GET /__sandbox/stats.',
+  },
   "drift-fraction": {
     type: "number",
     defaultDescription: "0",
@@ -203,6 +215,8 @@ export function sandboxOptionsFromArgv(
     seed: numberFlag(argv, "seed", { integer: true }),
     migratedFraction: numberFlag(argv, "migrated-fraction", FRACTION),
     driftFraction: numberFlag(argv, "drift-fraction", FRACTION),
+    legacyDriftFraction: numberFlag(argv, "legacy-drift-fraction", FRACTION),
+    autoMigrateRate: numberFlag(argv, "auto-migrate-rate", NON_NEGATIVE),
     rateLimitRps: numberFlag(argv, "rate-limit", NON_NEGATIVE),
     tokenRateLimitRps: numberFlag(argv, "token-rate-limit", NON_NEGATIVE),
     rateWindowS: numberFlag(argv, "rate-window-s", { above: 0 }),
