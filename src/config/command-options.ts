@@ -2,6 +2,7 @@
  * The options table, continued: settings of one command or a few (plan/apply/reconcile runs,
  * `runs`, `db seed`, `demo`). Same rows, same rules as `options.ts`.
  */
+import { z } from "zod";
 import { REASON_CODES } from "../platform/types.ts";
 import {
   booleanSchema,
@@ -12,6 +13,12 @@ import {
   textSchema,
 } from "./option-def.ts";
 import { platformOptions } from "./options.ts";
+
+/** A boolean flag whose env var is spelled `true` or `false`. */
+const envBooleanSchema = z.preprocess(
+  (v) => (v === "true" ? true : v === "false" ? false : v),
+  booleanSchema,
+);
 
 /** plan, apply and reconcile. */
 export const runOptions = {
@@ -70,7 +77,7 @@ export const runOptions = {
     flag: "wait-for-platform",
     env: "CONTROLS_WAIT_FOR_PLATFORM",
     default: true,
-    schema: booleanSchema,
+    schema: envBooleanSchema,
     kind: "boolean",
     group: "run",
     help: "When user_disabled is true here and on the platform and no CLIENT SELL_ONLY exists yet (awaiting_platform_migration), let the platform's own migration create it. --no-wait-for-platform creates it now (with the risk of a duplicate if the platform does not look first).",

@@ -47,6 +47,11 @@ export interface IdentityState {
   readonly platformLegacy?: PlatformLegacy | null;
   /** Control ids this tool created (from the journal): the extras `--prune` deletes first. */
   readonly toolCreated?: ReadonlySet<string>;
+  /**
+   * false (`--no-wait-for-platform`): a CLIENT control the platform's migration would create is
+   * `missing_client_control`, created now, not `awaiting_platform_migration`. Default true.
+   */
+  readonly waitForPlatform?: boolean;
 }
 
 export interface Finding {
@@ -169,7 +174,7 @@ export function classifyIdentity(state: IdentityState): Finding[] {
         detail: `expected SELL_ONLY set_by ${e.setBy.toUpperCase()} is_overridable ${e.isOverridable} (from ${e.flag}), found ${describeObserved(near)}`,
       });
     } else {
-      out.push({ ...base, ...pendingFinding(e, legacy) });
+      out.push({ ...base, ...pendingFinding(e, legacy, state.waitForPlatform ?? true) });
     }
   }
   const clientHeld = sellOnly.some((o) => o.setBy === "client");

@@ -165,11 +165,13 @@ export async function storeFindings(
   const pairs: { row: IdentityStateRow; finding: Finding }[] = [];
   const states = rows.map((row) => toIdentityState(row, options.unlistedHoldNoSellOnly));
   const toolCreated = await toolCreatedAmongDuplicates(db, states);
+  const policy = options.waitForPlatform ?? WAIT_FOR_PLATFORM;
+  const waitForPlatform = policy.kind !== "no-wait";
   rows.forEach((row, i) => {
-    const state = { ...(states[i] as IdentityState), toolCreated };
+    const state = { ...(states[i] as IdentityState), toolCreated, waitForPlatform };
     for (const finding of classifyIdentity(state)) pairs.push({ row, finding });
   });
-  const due = await dueForCreate(db, runId, options.waitForPlatform ?? WAIT_FOR_PLATFORM, pairs);
+  const due = await dueForCreate(db, runId, policy, pairs);
   const observed = snapshot ? snapshotWrites(snapshot.identities, snapshot.controls) : [];
   const actions: PendingActionOf[] = [];
   for (const { row, finding } of pairs) {

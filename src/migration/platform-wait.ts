@@ -44,9 +44,9 @@ export async function dueForCreate(
   policy: WaitPolicy,
   pairs: readonly { readonly row: { readonly identity_id: string }; readonly finding: Finding }[],
 ): Promise<ReadonlySet<string>> {
-  if (policy.kind === "wait") return NONE;
+  // Not waiting at all, the diff rules call the control missing and create it themselves.
+  if (policy.kind !== "wait-s") return NONE;
   const client = pairs.filter((p) => awaitingOf(p.finding, "tool")).map((p) => p.row.identity_id);
-  if (policy.kind === "no-wait") return new Set(client);
   const service = pairs
     .filter((p) => awaitingOf(p.finding, "platform"))
     .map((p) => p.row.identity_id);

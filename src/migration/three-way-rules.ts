@@ -24,17 +24,22 @@ const CLIENT_MAPPING = MIGRATION_MAPPING.find((m) => m.setBy === "client") ?? nu
 
 /**
  * An expected control that no SELL_ONLY stands in for: the tool's own to create, unless the
- * platform's field says its migration will create it (`awaiting_platform_migration`); a SERVICE
+ * platform's field says its migration will create it (`awaiting_platform_migration`) and the tool
+ * waits for it (`wait`, the default; `--no-wait-for-platform` creates it now); a SERVICE
  * one the platform will create, will never create, or (field not read) must migrate.
  *
  * @example
  *   pendingFinding(MIGRATION_MAPPING[0], { userDisabled: true, adminDisabled: false }).finding
  *   // "awaiting_platform_migration"
  */
-export function pendingFinding(e: ExpectedControl, legacy: PlatformLegacy | null): RuleFinding {
+export function pendingFinding(
+  e: ExpectedControl,
+  legacy: PlatformLegacy | null,
+  wait = true,
+): RuleFinding {
   const none = { expected: e, observed: null, create: false, prunable: false };
   const field = e.flag === "user_disabled" ? legacy?.userDisabled : legacy?.adminDisabled;
-  if (field === true) {
+  if (field === true && (wait || e.owner !== "tool")) {
     const detail = e.owner === "tool" ? AWAITING_CLIENT_DETAIL : AWAITING_SERVICE_DETAIL;
     return { ...none, finding: "awaiting_platform_migration", detail };
   }

@@ -8,7 +8,7 @@
  *   const { output } = await t.done;
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { REPO_ROOT } from "./cli.ts";
+import { REHEARSAL_ENV, REPO_ROOT } from "./cli.ts";
 import { CLI_ENTRY } from "./cli-entry.ts";
 
 export interface TtyOptions {
@@ -36,7 +36,7 @@ export function spawnInTty(args: readonly string[], options: TtyOptions = {}): T
   const command = `stty cols ${options.cols ?? 100} rows 50; exec ${cli}`;
   const child = spawn("script", ["-qfec", command, "/dev/null"], {
     cwd: REPO_ROOT,
-    env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, ...options.env },
+    env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, ...REHEARSAL_ENV, ...options.env },
     stdio: ["pipe", "pipe", "pipe"],
   });
   let raw = "";

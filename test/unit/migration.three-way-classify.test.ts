@@ -24,6 +24,7 @@ function classify(
   p: { u: boolean | null; a: boolean | null } | null,
   controls: ObservedControl[],
   toolCreated: string[] = [],
+  waitForPlatform = true,
 ): Finding[] {
   const state: IdentityState = {
     identityId: "id-1",
@@ -32,6 +33,7 @@ function classify(
     controls,
     platformLegacy: p === null ? null : { userDisabled: p.u, adminDisabled: p.a },
     toolCreated: new Set(toolCreated),
+    waitForPlatform,
   };
   return classifyIdentity(state);
 }
@@ -43,6 +45,17 @@ describe("three-way classification, user_disabled side", () => {
     assert.deepEqual(names(fs), ["awaiting_platform_migration"]);
     assert.equal(fs[0]?.expected?.setBy, "client");
     assert.equal(fs[0]?.create, false);
+  });
+
+  it("L true, P true, no CLIENT SELL_ONLY, --no-wait-for-platform: missing_client_control, created now", () => {
+    const fs = classify({ u: true, a: true }, { u: true, a: true }, [], [], false);
+    assert.deepEqual(
+      fs.map((f) => [f.finding, f.create]),
+      [
+        ["missing_client_control", true],
+        ["awaiting_platform_migration", false],
+      ],
+    );
   });
 
   it("L true, P false, no CLIENT SELL_ONLY: missing_client_control, to be created as before", () => {
