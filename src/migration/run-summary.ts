@@ -9,8 +9,10 @@ import { countActionsByStatus, countActionsPerStatus } from "../db/journal-queri
 import { countOutcomesByFinding, type FindingOutcomeCount } from "../db/outcome-queries.ts";
 import { previousCompletedRun } from "../db/run-queries.ts";
 import type { ActionStatus, Database, RunMode } from "../db/schema.ts";
+import { threeWayCells } from "../db/three-way-queries.ts";
 import type { ClientMetrics } from "../platform/index.ts";
 import type { EndpointFigures, RunSummary } from "../reports/summary.ts";
+import { type ThreeWayCellFigure, threeWaySummary } from "../reports/three-way-section.ts";
 import { FINDING_KINDS } from "./classify.ts";
 import { isClientWork, type RunTally } from "./exit-code.ts";
 import type { SourceCounts } from "./source-stage.ts";
@@ -24,6 +26,8 @@ export interface RunFigures {
   readonly actions: Record<ActionStatus, number>;
   /** The actions per finding kind they act on, by status and outcome. */
   readonly byFinding: readonly FindingOutcomeCount[];
+  /** Findings per three-way cell (flag, L, P, finding); empty when no legacy field was read. */
+  readonly threeWay?: readonly ThreeWayCellFigure[];
 }
 
 /**
@@ -40,6 +44,7 @@ export async function readRunFigures(db: Kysely<Database>, runId: string): Promi
     outcomes: await countActionsByStatus(db, runId),
     actions: await countActionsPerStatus(db, runId),
     byFinding: await countOutcomesByFinding(db, runId),
+    threeWay: (await threeWayCells(db, runId)).map(({ n, ...c }) => ({ ...c, count: n })),
   };
 }
 
@@ -186,6 +191,7 @@ export function buildRunSummary(i: SummaryInput): Omit<RunSummary, "reports"> {
       anomalies: i.source.anomalies,
     },
     findings: i.figures.findings,
+    three_way: threeWaySummary(i.figures.threeWay ?? []),
     ...findingResolution(i.figures),
     outcomes: i.figures.outcomes,
     requests: requestFigures(i.metrics),
