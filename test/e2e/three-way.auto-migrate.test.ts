@@ -72,6 +72,11 @@ for (const backend of backends) {
     });
 
     it("apply then reconcile --prune end with one CLIENT SELL_ONLY at most per identity, every L-true P-false identity restricted, no create where P was true, seeded duplicates pruned to one", async () => {
+      // The migrator takes up the seed at its next wake: wait for it to say so.
+      const deadline = Date.now() + 10_000;
+      while (sandbox.stats().autoMigrate.left === 0 && Date.now() < deadline) {
+        await new Promise((r) => setImmediate(r));
+      }
       assert.ok(
         sandbox.stats().autoMigrate.left > 0,
         "the platform's migration has work left as apply starts",
