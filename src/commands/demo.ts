@@ -43,7 +43,16 @@ export const demoCommand: CommandModule = {
       const handle = await openDatabase(global, logger);
       // Loaded here: the sandbox (fastify, the schema validator) costs every other command's start-up.
       const { startSandbox } = await import("../sandbox/index.ts");
-      const sandbox = await startSandbox({ port: 0, tokenRateLimitRps: 1, rateLimitRps: 50 });
+      // The platform migrates by itself meanwhile (issue 27): its legacy fields drifted from the
+      // source for 5% of identities, and its background migration runs, so the reports show the
+      // three-way table and what the platform will still do.
+      const sandbox = await startSandbox({
+        port: 0,
+        tokenRateLimitRps: 1,
+        rateLimitRps: 50,
+        legacyDriftFraction: 0.05,
+        autoMigrateRate: 50,
+      });
       try {
         await ensureSchema(handle.db, logger);
         const seeded = await seedSource(handle.db, source, {
@@ -57,7 +66,7 @@ export const demoCommand: CommandModule = {
           seed,
         });
         logger.info(
-          `Seeded ${seeded.rowsWritten} source rows (${Object.values(seeded.anomalies).reduce((x, y) => x + y, 0)} bad) in ${resolve(dataDir)}; sandbox holds ${report.identities} identities, ${report.migrated} already migrated, ${report.driftIdentities} with drift`,
+          `Seeded ${seeded.rowsWritten} source rows (${Object.values(seeded.anomalies).reduce((x, y) => x + y, 0)} bad) in ${resolve(dataDir)}; sandbox holds ${report.identities} identities, ${report.migrated} already migrated, ${report.driftIdentities} with drift, ${report.legacyDrift.on + report.legacyDrift.off} whose platform legacy fields differ from the source; the platform's own migration runs at 50 identities a second`,
         );
         const seededDuplicates = sandbox.stats().integrity.identitiesWithDuplicateClientSellOnly;
         const platform = loadPlatformConfig(
@@ -92,7 +101,7 @@ export const demoCommand: CommandModule = {
             final_missing_client_controls: leftover,
             final_identities_not_on_platform: notOnPlatform,
             final_exit_code: last?.exit_code,
-            // Duplicates seeded as drift are reported (unexpected_client_control); the tool adds none.
+            // Duplicates seeded as drift are reported (duplicate_client_control); the tool adds none.
             duplicates_seeded_as_drift: seededDuplicates,
             duplicates_created_by_tool:
               stats.integrity.identitiesWithDuplicateClientSellOnly - seededDuplicates,
