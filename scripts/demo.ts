@@ -58,7 +58,7 @@ async function seedBoth(
   });
   const bad = Object.values(seeded.anomalies).reduce((x, y) => x + y, 0);
   logger.info(
-    `Seeded ${seeded.rowsWritten} source rows (${bad} bad) in ${resolve(demo.dataDir)}; sandbox holds ${report.identities} identities, ${report.migrated} already migrated, ${report.driftIdentities} with drift`,
+    `Seeded ${seeded.rowsWritten} source rows (${bad} bad) in ${resolve(demo.dataDir)}; sandbox holds ${report.identities} identities, ${report.migrated} already migrated, ${report.driftIdentities} with drift, ${report.legacyDrift.on + report.legacyDrift.off} whose platform legacy fields differ from the source; the platform's own migration runs at 50 identities a second`,
   );
 }
 
@@ -85,7 +85,7 @@ function conclude(
         final_missing_client_controls: leftover,
         final_identities_not_on_platform: notOnPlatform,
         final_exit_code: last?.exit_code,
-        // Duplicates seeded as drift are reported (unexpected_client_control); the tool adds none.
+        // Duplicates seeded as drift are reported (duplicate_client_control); the tool adds none.
         duplicates_seeded_as_drift: seededDuplicates,
         duplicates_created_by_tool:
           stats.integrity.identitiesWithDuplicateClientSellOnly - seededDuplicates,
@@ -107,10 +107,15 @@ function demo(argv: ConfigArgv): Promise<void> {
     const dataDir = mkdtempSync(join(".data", "demo-"));
     const global = loadGlobalConfig({ ...a, "data-dir": dataDir, "database-url": undefined }, {});
     const handle = await openDatabase(global, logger);
+    // The platform migrates by itself meanwhile: its legacy fields drifted from the source for 5%
+    // of identities, and its background migration runs, so the reports show the three-way table
+    // and what the platform will still do.
     const sandbox = await startSandbox({
       port: 0,
       tokenRateLimitRps: TOKEN_RATE_LIMIT_RPS,
       rateLimitRps: PLATFORM_RATE_LIMIT_RPS,
+      legacyDriftFraction: 0.05,
+      autoMigrateRate: 50,
     });
     try {
       await seedBoth(handle, sandbox, { identities, seed, dataDir }, logger);

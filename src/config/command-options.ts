@@ -2,6 +2,7 @@
  * The options table, continued: settings of one command or a few (plan/apply/reconcile runs,
  * `runs`, `db seed`, `demo`). Same rows, same rules as `options.ts`.
  */
+import { z } from "zod";
 import { ACCEPTED_REASON_CODES } from "../contract/index.ts";
 import {
   booleanSchema,
@@ -12,6 +13,12 @@ import {
   textSchema,
 } from "./option-def.ts";
 import { platformOptions } from "./options.ts";
+
+/** A boolean flag whose env var is spelled `true` or `false`. */
+const envBooleanSchema = z.preprocess(
+  (v) => (v === "true" ? true : v === "false" ? false : v),
+  booleanSchema,
+);
 
 /** plan, apply and reconcile. */
 export const runOptions = {
@@ -65,6 +72,23 @@ export const runOptions = {
     kind: "string",
     group: "run",
     help: "At the end of the run (failed runs too), write its figures to this file in the Prometheus text format, atomically, for node_exporter's textfile collector.",
+  }),
+  waitForPlatform: option({
+    flag: "wait-for-platform",
+    env: "CONTROLS_WAIT_FOR_PLATFORM",
+    default: true,
+    schema: envBooleanSchema,
+    kind: "boolean",
+    group: "run",
+    help: "When user_disabled is true here and on the platform and no CLIENT SELL_ONLY exists yet (awaiting_platform_migration), let the platform's own migration create it. --no-wait-for-platform creates it now (with the risk of a duplicate if the platform does not look first).",
+  }),
+  waitForPlatformS: option({
+    flag: "wait-for-platform-s",
+    env: "CONTROLS_WAIT_FOR_PLATFORM_S",
+    schema: numberSchema({ min: 0, max: 31_536_000 }),
+    kind: "string",
+    group: "run",
+    help: "Create an awaited CLIENT SELL_ONLY once the tool has seen the identity awaiting the platform's migration for longer than this many seconds (the first sighting is kept in the database across runs).",
   }),
 } as const;
 

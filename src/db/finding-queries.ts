@@ -1,6 +1,7 @@
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import { isEmbedded } from "./embedded.ts";
 import { type Database, type Finding, type NewFinding, TOOL_TABLES } from "./schema.ts";
+import { platformFlaggedPage } from "./three-way-queries.ts";
 import { chainWrites, type UnnestType } from "./unnest-insert.ts";
 
 export interface IdentityStateRow {
@@ -10,6 +11,9 @@ export interface IdentityStateRow {
   has_source: boolean;
   status: "found" | "not_found" | "error" | null;
   error: string | null;
+  /** The platform's legacy fields as listed with the identity (0008); null: not read. */
+  platform_user_disabled: boolean | null;
+  platform_admin_disabled: boolean | null;
   controls: {
     control_id: string;
     type: string;
@@ -34,7 +38,7 @@ function statesOf(runId: string, ids: RawBuilder<unknown>) {
     with ids as (${ids})
     select ids.identity_id,
       s.user_disabled, s.admin_disabled, (s.identity_id is not null) as has_source,
-      si.status, si.error,
+      si.status, si.error, si.platform_user_disabled, si.platform_admin_disabled,
       coalesce((
         select json_agg(json_build_object('control_id', c.control_id, 'type', c.type, 'set_by', c.set_by,
                                           'set_by_raw', c.set_by_raw, 'is_overridable', c.is_overridable)
@@ -109,7 +113,12 @@ export async function identityStatesPage(
 /** What a run stored of one observed identity: its status and its active controls. */
 export type StoredObservation = Pick<
   IdentityStateRow,
-  "identity_id" | "status" | "error" | "controls"
+  | "identity_id"
+  | "status"
+  | "error"
+  | "controls"
+  | "platform_user_disabled"
+  | "platform_admin_disabled"
 >;
 
 /**
@@ -137,7 +146,7 @@ export async function unclassifiedObservations(
   const wanted = skip.size === 0 ? ids : ids.filter((id) => !skip.has(id));
   if (wanted.length === 0) return [];
   const r = await sql<StoredObservation>`
-    select si.identity_id, si.status, si.error,
+    select si.identity_id, si.status, si.error, si.platform_user_disabled, si.platform_admin_disabled,
       coalesce((
         select json_agg(json_build_object('control_id', c.control_id, 'type', c.type, 'set_by', c.set_by,
                                           'set_by_raw', c.set_by_raw, 'is_overridable', c.is_overridable)
@@ -175,6 +184,8 @@ export async function listedInterestingPage(
       (select c.identity_id from ${sql.table(TOOL_TABLES.snapshotControls)} c
        where c.run_id = ${runId} and c.type = 'SELL_ONLY' ${after(sql.ref("c.identity_id"), afterId)}
        order by c.identity_id limit ${limit})
+      union
+      (${platformFlaggedPage(runId, afterId, limit)})
     ) u order by identity_id limit ${limit}
   `.execute(db);
   return r.rows.map((x) => x.identity_id);
@@ -270,6 +281,8 @@ const FINDING_COLUMNS = {
   observed_is_overridable: "bool",
   other_active_controls: "text",
   detail: "text",
+  platform_user_disabled: "bool",
+  platform_admin_disabled: "bool",
   prunable: "bool",
 } as const satisfies Record<Exclude<keyof NewFinding, "id">, UnnestType>;
 
@@ -351,7 +364,8 @@ export async function findingChanges(
 }
 
 /** A finding as stored (`Finding`, the table's own type) with the latest journal entry of it. */
-export interface DiffRecord extends Finding {
+export interface DiffRecord
+  extends Omit<Finding, "platform_user_disabled" | "platform_admin_disabled"> {
   action: string | null;
   status: string | null;
   outcome: string | null;

@@ -19,7 +19,14 @@ export interface IdentityInRun {
     valid: boolean | null;
   }[];
   /** How the platform answered for it, if the run read it. */
-  readonly platform: { status: string; error: string | null; observed_at: string } | null;
+  readonly platform: {
+    status: string;
+    error: string | null;
+    observed_at: string;
+    /** The platform's legacy fields as read (0008); null: not read. */
+    user_disabled?: boolean | null;
+    admin_disabled?: boolean | null;
+  } | null;
   /** The active controls the run observed on the platform. */
   readonly controls: {
     control_id: string;
@@ -86,7 +93,8 @@ export async function identityHistoryPage(
         from ${sql.table(t.sourceRows)} s where s.run_id = r.id and s.identity_id = ${identityId}
       ), '[]'::json) as source,
       (
-        select json_build_object('status', si.status, 'error', si.error, 'observed_at', si.observed_at)
+        select json_build_object('status', si.status, 'error', si.error, 'observed_at', si.observed_at,
+          'user_disabled', si.platform_user_disabled, 'admin_disabled', si.platform_admin_disabled)
         from ${sql.table(t.snapshotIdentities)} si
         where si.run_id = r.id and si.identity_id = ${identityId}
       ) as platform,

@@ -33,6 +33,7 @@ export const TOOL_TABLES = {
   runControls: `${TOOL_SCHEMA}.run_controls`,
   runEvents: `${TOOL_SCHEMA}.run_events`,
   listedIdentities: `${TOOL_SCHEMA}.listed_identities`,
+  platformWaitSightings: `${TOOL_SCHEMA}.platform_wait_sightings`,
 } as const;
 
 /** A timestamptz that the database fills in (`default now()`), overridable on insert/update. */
@@ -127,6 +128,9 @@ export interface SnapshotIdentitiesTable {
   status: SnapshotStatus;
   error: string | null;
   observed_at: Timestamp;
+  /** The platform's legacy fields as read with the identity; null: not read (0008). */
+  platform_user_disabled: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
+  platform_admin_disabled: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
 }
 
 /** Identities a listing read before the source rows were stored, until they are sorted (0005). */
@@ -165,6 +169,9 @@ export interface FindingsTable {
   observed_is_overridable: boolean | null;
   other_active_controls: string | null;
   detail: string | null;
+  /** The platform's legacy fields the finding was classified with (0008). */
+  platform_user_disabled: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
+  platform_admin_disabled: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
   /** The diff rules' verdict: `reconcile --prune` may delete the observed control (0002). */
   prunable: ColumnType<boolean, boolean | undefined, boolean>;
 }
@@ -239,6 +246,14 @@ export interface RunEventsTable {
   detail: string | null;
 }
 
+/** First sighting of an identity awaiting the platform's own migration, per flag (0008). */
+export interface PlatformWaitSightingsTable {
+  identity_id: string;
+  flag: "user_disabled" | "admin_disabled";
+  first_seen_at: Timestamp;
+  run_id: string;
+}
+
 export interface Database {
   [TOOL_TABLES.runs]: RunsTable;
   [TOOL_TABLES.sourceRows]: SourceRowsTable;
@@ -250,6 +265,7 @@ export interface Database {
   [TOOL_TABLES.runControls]: RunControlsTable;
   [TOOL_TABLES.runEvents]: RunEventsTable;
   [TOOL_TABLES.listedIdentities]: ListedIdentitiesTable;
+  [TOOL_TABLES.platformWaitSightings]: PlatformWaitSightingsTable;
 }
 
 export type Run = Selectable<RunsTable>;

@@ -46,7 +46,9 @@ export function snapshotWrites(
   if (identities.length > 0) {
     writes.push(sql`${unnestInsert(TOOL_TABLES.snapshotIdentities, IDENTITY_COLUMNS, identities)}
       on conflict (run_id, identity_id) do update
-      set status = excluded.status, error = excluded.error, observed_at = excluded.observed_at`);
+      set status = excluded.status, error = excluded.error, observed_at = excluded.observed_at,
+        platform_user_disabled = excluded.platform_user_disabled,
+        platform_admin_disabled = excluded.platform_admin_disabled`);
   }
   if (controls.length > 0) {
     writes.push(sql`${unnestInsert(TOOL_TABLES.snapshotControls, CONTROL_COLUMNS, controls)}
@@ -63,6 +65,8 @@ const IDENTITY_COLUMNS = {
   identity_id: "text",
   status: "text",
   error: "text",
+  platform_user_disabled: "bool",
+  platform_admin_disabled: "bool",
 } as const satisfies Partial<Record<keyof NewSnapshotIdentity, UnnestType>>;
 
 const CONTROL_COLUMNS = {

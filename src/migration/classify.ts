@@ -3,7 +3,8 @@
  * holds. Pure; the findings stage feeds it rows from the SQL join of source ⟗ snapshot.
  */
 import { type ExpectedControl, expectedControls } from "./mapping.ts";
-import { KEPT_RESTRICTED, mayDeleteSellOnly } from "./restriction.ts";
+import { matchingOrder, type PlatformLegacy, THREE_WAY_FINDINGS } from "./three-way.ts";
+import { leftoverFindings, pendingFinding, userSideWithoutControl } from "./three-way-rules.ts";
 
 /** Stable category names; documented in the README. Never rename one. */
 export const FINDING_KINDS = [
@@ -18,6 +19,7 @@ export const FINDING_KINDS = [
   "invalid_source_row",
   "source_warning",
   "read_failed",
+  ...THREE_WAY_FINDINGS,
 ] as const;
 export type FindingKind = (typeof FINDING_KINDS)[number];
 
@@ -41,6 +43,15 @@ export interface IdentityState {
   readonly platformDetail?: string | null;
   /** Active controls only. */
   readonly controls: readonly ObservedControl[];
+  /** The platform's legacy fields read with the identity; absent or null: not read (two-way rules). */
+  readonly platformLegacy?: PlatformLegacy | null;
+  /** Control ids this tool created (from the journal): the extras `--prune` deletes first. */
+  readonly toolCreated?: ReadonlySet<string>;
+  /**
+   * false (`--no-wait-for-platform`): a CLIENT control the platform's migration would create is
+   * `missing_client_control`, created now, not `awaiting_platform_migration`. Default true.
+   */
+  readonly waitForPlatform?: boolean;
 }
 
 export interface Finding {
@@ -62,25 +73,27 @@ export interface Finding {
 const describeObserved = (o: ObservedControl) =>
   `${o.type} set_by ${o.setByRaw} is_overridable ${o.isOverridable}`;
 
-const byControlId = (a: ObservedControl, b: ObservedControl) =>
-  a.controlId < b.controlId ? -1 : a.controlId > b.controlId ? 1 : 0;
-
 /**
  * Classifies one identity. Ownership (set_by, either spelling) is part of a control's identity:
  * a control of the other owner never stands in for an expected one. Matching is greedy and
- * deterministic (controls in id order, expectations in mapping order):
+ * deterministic (controls in id order, CLIENT ones the one to keep first: `matchingOrder`;
+ * expectations in mapping order):
  *
  * 1. every expectation first takes an exact match (same owner, same is_overridable) → `in_sync`;
  * 2. an expectation left takes a SELL_ONLY of the same owner with other attributes →
  *    `attribute_mismatch`;
  * 3. else a SELL_ONLY with an unknown set_by → `attribute_mismatch` (report only, never a create:
  *    a person decides who owns it);
- * 4. else → `missing_client_control` (create) or `missing_service_control` (report only).
+ * 4. else, weighed against the platform's legacy field (`pendingFinding`):
+ *    `awaiting_platform_migration`, `missing_client_control` (create), `missing_service_control`
+ *    or `platform_unaware_of_admin_flag`.
  *
- * Leftover SELL_ONLY controls are `unexpected_client_control`, `unexpected_service_control` or
- * (unknown set_by) `attribute_mismatch`. An unexpected overridable client control is prunable
- * unless deleting it would leave a flagged identity with no SELL_ONLY at all; then it is kept with
- * the detail {@link KEPT_RESTRICTED}.
+ * A cleared identity the platform's field still marks is `platform_will_restrict`. Leftover
+ * SELL_ONLY controls are `duplicate_client_control`, `unexpected_client_control`,
+ * `unexpected_service_control`, `source_behind_platform` or (unknown set_by)
+ * `attribute_mismatch` (`leftoverFindings`). An overridable client control is prunable unless
+ * deleting it would leave a flagged identity with no SELL_ONLY at all (then it is kept with the
+ * detail `KEPT_RESTRICTED`), or the platform's user_disabled is still true.
  *
  * @example
  *   classifyIdentity({ identityId: "a", source: { userDisabled: true, adminDisabled: false },
@@ -118,7 +131,12 @@ export function classifyIdentity(state: IdentityState): Finding[] {
     ];
   }
 
-  const sellOnly = state.controls.filter((c) => c.type === "SELL_ONLY").sort(byControlId);
+  const legacy = state.platformLegacy ?? null;
+  const toolCreated = state.toolCreated ?? NONE;
+  const sellOnly = matchingOrder(
+    state.controls.filter((c) => c.type === "SELL_ONLY"),
+    toolCreated,
+  );
 
   if (!state.source) {
     return sellOnly.map((o) => ({
@@ -155,63 +173,23 @@ export function classifyIdentity(state: IdentityState): Finding[] {
         observed: near,
         detail: `expected SELL_ONLY set_by ${e.setBy.toUpperCase()} is_overridable ${e.isOverridable} (from ${e.flag}), found ${describeObserved(near)}`,
       });
-    } else if (e.owner === "tool") {
-      out.push({
-        ...base,
-        finding: "missing_client_control",
-        expected: e,
-        observed: null,
-        detail: `${e.flag} is true`,
-        create: true,
-      });
     } else {
-      out.push({
-        ...base,
-        finding: "missing_service_control",
-        expected: e,
-        observed: null,
-        detail: `${e.flag} is true; the platform must migrate it`,
-      });
+      out.push({ ...base, ...pendingFinding(e, legacy, state.waitForPlatform ?? true) });
     }
   }
-
-  // Prunable controls are decided one by one in id order (the order the journal runs them in),
-  // each against what would still stay, so a flagged identity always keeps one SELL_ONLY.
-  const staying = new Set(sellOnly.map((o) => o.controlId));
-  for (const o of sellOnly) {
-    if (!unmatched.has(o)) continue;
-    if (o.setBy === "client") {
-      // With user_disabled true the expected client control took its match above: this is another.
-      const why = state.source.userDisabled
-        ? "a second active CLIENT SELL_ONLY (duplicate)"
-        : `user_disabled is false but the platform holds ${describeObserved(o)}`;
-      const kept = o.isOverridable && !mayDeleteSellOnly(state.source, staying, o.controlId);
-      if (o.isOverridable && !kept) staying.delete(o.controlId);
-      out.push({
-        ...base,
-        finding: "unexpected_client_control",
-        expected: null,
-        observed: o,
-        detail: kept ? KEPT_RESTRICTED : why,
-        prunable: o.isOverridable && !kept,
-      });
-    } else if (o.setBy === "service") {
-      out.push({
-        ...base,
-        finding: "unexpected_service_control",
-        expected: null,
-        observed: o,
-        detail: `admin_disabled is false but the platform holds ${describeObserved(o)}`,
-      });
-    } else {
-      out.push({
-        ...base,
-        finding: "attribute_mismatch",
-        expected: null,
-        observed: o,
-        detail: `unknown set_by "${o.setByRaw}" on an unexpected SELL_ONLY`,
-      });
-    }
-  }
+  const clientHeld = sellOnly.some((o) => o.setBy === "client");
+  const restrict = userSideWithoutControl(state.source, legacy, clientHeld);
+  if (restrict) out.push({ ...base, ...restrict });
+  out.push(
+    ...leftoverFindings({
+      sellOnly,
+      unmatched,
+      source: state.source,
+      legacy,
+      describe: describeObserved,
+    }).map((f) => ({ ...base, ...f })),
+  );
   return out;
 }
+
+const NONE: ReadonlySet<string> = new Set();

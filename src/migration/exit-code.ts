@@ -5,14 +5,37 @@
 import type { RunMode } from "../db/schema.ts";
 import { ExitCode } from "../errors.ts";
 
+/**
+ * Findings that are the platform's work, not the client's: the platform's own migration will
+ * resolve them. They never make a run exit 2 on their own (README "Exit codes"). Every other
+ * finding but `in_sync` is the client's to act on or to report.
+ */
+export const PLATFORM_OWNED_FINDINGS: ReadonlySet<string> = new Set([
+  "awaiting_platform_migration",
+]);
+
+/**
+ * Whether a finding is work left for the client (to act on or to report).
+ *
+ * @example
+ *   isClientWork("awaiting_platform_migration") // false
+ *   isClientWork("platform_will_restrict") // true
+ */
+export function isClientWork(finding: string): boolean {
+  return finding !== "in_sync" && !PLATFORM_OWNED_FINDINGS.has(finding);
+}
+
 /** What the policy looks at, counted once a run's work is over. */
 export interface RunTally {
   readonly mode: RunMode;
   /** The run was stopped by SIGINT/SIGTERM. */
   readonly interrupted: boolean;
-  /** Findings other than `in_sync`: something to act on or to report. */
+  /** Findings that are client work (`isClientWork`): something to act on or to report. */
   readonly reportableFindings: number;
-  /** Actions that succeeded (created, adopted, deleted, already deleted): the tool's own work. */
+  /**
+   * Actions that succeeded (created, adopted, deleted, already deleted) on client-work findings:
+   * the tool's own work.
+   */
   readonly succeededActions: number;
   readonly failedActions: number;
   /** Actions still pending, in flight or ambiguous: their outcome is not settled. */

@@ -51,6 +51,15 @@ import { type FindingsOptions, type SnapshotRows, storeFindings } from "./findin
 import { ListedOnce, lastCopies } from "./listed-once.ts";
 import { PackedIds, SourceIndex, type SourceState } from "./source-index.ts";
 import { sourceRecord, sourceStateOf } from "./source-stage.ts";
+import type { PlatformLegacy } from "./three-way.ts";
+import {
+  legacyCode,
+  legacyOfCode,
+  legacySaid,
+  legacyTrue,
+  platformMarks,
+  snapshotIdentity,
+} from "./three-way-listing.ts";
 
 export interface FindingsStreamContext {
   readonly db: Kysely<Database>;
@@ -59,10 +68,12 @@ export interface FindingsStreamContext {
   readonly logger: Logger;
 }
 
-/** One listed identity: its id and its active controls, as the snapshot stores them. */
+/** One listed identity: its id, its active controls as the snapshot stores them, and its legacy fields. */
 export interface ListedIdentity {
   readonly id: string;
   readonly controls: readonly NewSnapshotControl[];
+  /** The platform's legacy fields (`legacyOf`); absent: both false. */
+  readonly legacy?: PlatformLegacy;
 }
 
 /** What the stream classified, and when. */
@@ -123,12 +134,14 @@ const RELEASE_PAGES_AFTER_LISTING = 4;
  */
 interface HeldPage {
   readonly ids: PackedIds;
+  /** Ids without a control whose legacy fields are not both false, by `legacyCode`. */
+  readonly marked: Map<number, PackedIds>;
   readonly holders: string;
   readonly bytes: number;
 }
 
-/** A control holder as a held page keeps it: its id, then each control's own fields in order. */
-type PackedHolder = [string, ...PackedControl[]];
+/** A holder as a held page keeps it: its id, its legacy fields' code, then each control's fields. */
+type PackedHolder = [string, number, ...PackedControl[]];
 type PackedControl = [
   string,
   string,
@@ -146,6 +159,7 @@ const isoOrNull = (d: Date | string | null | undefined) =>
 function packHolder(i: ListedIdentity): PackedHolder {
   return [
     i.id,
+    legacyCode(i.legacy),
     ...i.controls.map(
       (c): PackedControl => [
         c.control_id,
@@ -163,9 +177,10 @@ function packHolder(i: ListedIdentity): PackedHolder {
 }
 
 function unpackHolder(packed: PackedHolder, runId: string): ListedIdentity {
-  const [id, ...controls] = packed;
+  const [id, code, ...controls] = packed;
   return {
     id,
+    legacy: legacyOfCode(code),
     controls: controls.map((c) => ({
       run_id: runId,
       identity_id: id,
@@ -270,7 +285,10 @@ export function startFindingsStream(
    */
   async function lookUpOutside(observed: readonly StoredObservation[]): Promise<void> {
     const outside = observed
-      .filter((o) => holdsSellOnly(o.controls) && index.get(o.identity_id) === undefined)
+      .filter(
+        (o) =>
+          (holdsSellOnly(o.controls) || platformMarks(o)) && index.get(o.identity_id) === undefined,
+      )
       .map((o) => o.identity_id);
     if (outside.length === 0) return;
     lookupBase ??= maxLookupSeq(db, runId);
@@ -295,7 +313,13 @@ export function startFindingsStream(
     if (!unlisted) for (const o of observed) index.markListed(o.identity_id);
     // Unlisted ones come from the index's own candidates.
     const rows = observed
-      .filter((o) => unlisted || holdsSellOnly(o.controls) || isCandidate(index.get(o.identity_id)))
+      .filter(
+        (o) =>
+          unlisted ||
+          holdsSellOnly(o.controls) ||
+          isCandidate(index.get(o.identity_id)) ||
+          (platformMarks(o) && index.get(o.identity_id)?.valid === true),
+      )
       .map(({ identity_id, ...o }) => stateRow(identity_id, index.get(identity_id), o));
     // Read after the await: pages are classified side by side, so `+= await` would lose counts.
     const actions = await storeFindings(
@@ -312,14 +336,22 @@ export function startFindingsStream(
   /** Before the source rows are stored, within `memoryBytes`: the page waits in memory. */
   function holdPage(identities: readonly ListedIdentity[]): void {
     const ids = new PackedIds();
+    const marked = new Map<number, PackedIds>();
     const holders: ListedIdentity[] = [];
     for (const i of identities) {
-      if (i.controls.length === 0) ids.push(i.id);
-      else holders.push(i);
+      if (i.controls.length > 0) holders.push(i);
+      else if (!legacySaid(i.legacy)) ids.push(i.id);
+      else {
+        const code = legacyCode(i.legacy);
+        const bucket = marked.get(code) ?? new PackedIds();
+        marked.set(code, bucket);
+        bucket.push(i.id);
+      }
     }
     const text = JSON.stringify(holders.map(packHolder));
-    const bytes = 128 + ids.bytes + text.length;
-    held.push({ ids, holders: text, bytes });
+    let bytes = 128 + ids.bytes + text.length;
+    for (const bucket of marked.values()) bytes += bucket.bytes;
+    held.push({ ids, marked, holders: text, bytes });
     heldBytes += bytes;
   }
 
@@ -343,6 +375,10 @@ export function startFindingsStream(
           identities.push(unpackHolder(h, runId));
         }
         for (const id of page.ids.toArray()) identities.push({ id, controls: NO_CONTROLS });
+        for (const [code, bucket] of page.marked) {
+          const legacy = legacyOfCode(code);
+          for (const id of bucket.toArray()) identities.push({ id, controls: NO_CONTROLS, legacy });
+        }
       }
       const classified = await classifyPage(identities);
       counts.asListed += classified;
@@ -356,8 +392,8 @@ export function startFindingsStream(
     const aside: { run_id: string; identity_id: string }[] = [];
     const controls: NewSnapshotControl[] = [];
     for (const i of identities) {
-      if (i.controls.length > 0) {
-        held.push({ run_id: runId, identity_id: i.id, status: "found", error: null });
+      if (i.controls.length > 0 || legacyTrue(i.legacy)) {
+        held.push(snapshotIdentity(runId, i));
         controls.push(...i.controls);
       } else aside.push({ run_id: runId, identity_id: i.id });
     }
@@ -376,14 +412,18 @@ export function startFindingsStream(
     const observed: StoredObservation[] = [];
     for (const i of identities) {
       const source = index.get(i.id);
-      // A listed identity with no control that the source does not hold matters to no finding.
-      if (i.controls.length === 0 && source === undefined) continue;
-      stored.push({ run_id: runId, identity_id: i.id, status: "found", error: null });
+      // A listed identity with no control that the source does not hold matters to no finding,
+      // unless the platform's legacy fields mark it (its source row is looked up).
+      if (i.controls.length === 0 && source === undefined && !legacyTrue(i.legacy)) continue;
+      const row = snapshotIdentity(runId, i);
+      stored.push(row);
       controls.push(...i.controls);
       observed.push({
         identity_id: i.id,
         status: "found",
         error: null,
+        platform_user_disabled: row.platform_user_disabled ?? null,
+        platform_admin_disabled: row.platform_admin_disabled ?? null,
         controls: asObserved(i.controls),
       });
     }
@@ -464,6 +504,8 @@ export function startFindingsStream(
           identity_id: id,
           status: bulk ? ("not_found" as const) : null,
           error: bulk ? NOT_LISTED : null,
+          platform_user_disabled: null,
+          platform_admin_disabled: null,
           controls: [],
         }));
         const missing = bulk

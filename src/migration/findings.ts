@@ -20,6 +20,15 @@ import {
   type ObservedControl,
 } from "./classify.ts";
 import type { LegacyFlags } from "./mapping.ts";
+import {
+  dueForCreate,
+  toolCreatedAmongDuplicates,
+  WAIT_FOR_PLATFORM,
+  type WaitPolicy,
+} from "./platform-wait.ts";
+
+const awaitingClient = (f: Finding) =>
+  f.finding === "awaiting_platform_migration" && f.expected?.owner === "tool";
 
 export interface FindingsOptions {
   /** Journal create actions for missing client controls (apply, reconcile). */
@@ -32,6 +41,8 @@ export interface FindingsOptions {
    * identity never observed counts as a read failure.
    */
   readonly unlistedHoldNoSellOnly?: boolean;
+  /** Whether to wait for the platform's own migration (default: wait). */
+  readonly waitForPlatform?: WaitPolicy;
 }
 
 /** Added to the detail of a finding whose identity the SELL_ONLY listing did not hold. */
@@ -55,8 +66,12 @@ export function toIdentityState(
     row.has_source && row.user_disabled !== null && row.admin_disabled !== null
       ? { userDisabled: row.user_disabled, adminDisabled: row.admin_disabled }
       : null;
+  const platformLegacy =
+    row.platform_user_disabled == null && row.platform_admin_disabled == null
+      ? null
+      : { userDisabled: row.platform_user_disabled, adminDisabled: row.platform_admin_disabled };
   if (row.status === null && unlistedHoldNoSellOnly) {
-    return { identityId: row.identity_id, source, platform: "found", controls };
+    return { identityId: row.identity_id, source, platform: "found", controls, platformLegacy };
   }
   return {
     identityId: row.identity_id,
@@ -65,6 +80,7 @@ export function toIdentityState(
     platform: row.status ?? "error",
     platformDetail: row.status ? row.error : "the platform state of this identity was not read",
     controls,
+    platformLegacy,
   };
 }
 
@@ -90,6 +106,8 @@ function findingRow(
     observed_is_overridable: f.observed?.isOverridable ?? null,
     other_active_controls: f.otherActiveControls || null,
     detail: detail || null,
+    platform_user_disabled: row.platform_user_disabled ?? null,
+    platform_admin_disabled: row.platform_admin_disabled ?? null,
     prunable: f.prunable,
   };
 }
@@ -145,14 +163,20 @@ export async function storeFindings(
   snapshot?: SnapshotRows,
 ): Promise<number> {
   const pairs: { row: IdentityStateRow; finding: Finding }[] = [];
-  for (const row of rows) {
-    const state = toIdentityState(row, options.unlistedHoldNoSellOnly);
+  const states = rows.map((row) => toIdentityState(row, options.unlistedHoldNoSellOnly));
+  const toolCreated = await toolCreatedAmongDuplicates(db, states);
+  const policy = options.waitForPlatform ?? WAIT_FOR_PLATFORM;
+  const waitForPlatform = policy.kind !== "no-wait";
+  rows.forEach((row, i) => {
+    const state = { ...(states[i] as IdentityState), toolCreated, waitForPlatform };
     for (const finding of classifyIdentity(state)) pairs.push({ row, finding });
-  }
+  });
+  const due = await dueForCreate(db, runId, policy, pairs);
   const observed = snapshot ? snapshotWrites(snapshot.identities, snapshot.controls) : [];
   const actions: PendingActionOf[] = [];
   for (const { row, finding } of pairs) {
-    if (options.journalCreates && finding.create && finding.expected) {
+    const create = finding.create || (awaitingClient(finding) && due.has(row.identity_id));
+    if (options.journalCreates && create && finding.expected) {
       actions.push({
         identity_id: row.identity_id,
         finding: finding.finding,

@@ -22,6 +22,7 @@ import {
   type PipelineOptions,
   snapshotContext,
 } from "./pipeline-context.ts";
+import { waitPolicy } from "./platform-wait.ts";
 import { reportDir, writeRunReport } from "./report.ts";
 import { reverifyPending } from "./reverify.ts";
 import { runLedgerGap } from "./run-ledger.ts";
@@ -127,6 +128,7 @@ async function readStages(
     requested: options.run.state,
     writes: options.mode !== "plan",
     prune: options.mode === "reconcile" && options.run.prune,
+    waitForPlatform: waitPolicy(options.run.waitForPlatform, options.run.waitForPlatformS),
   });
   return { source: read.source, strategy: read.state.strategy, platformState: read.state };
 }

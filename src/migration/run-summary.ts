@@ -9,10 +9,12 @@ import { countActionsByStatus, countActionsPerStatus } from "../db/journal-queri
 import { countOutcomesByFinding, type FindingOutcomeCount } from "../db/outcome-queries.ts";
 import { previousCompletedRun } from "../db/run-queries.ts";
 import type { ActionStatus, Database, RunMode } from "../db/schema.ts";
+import { threeWayCells } from "../db/three-way-queries.ts";
 import type { ClientMetrics } from "../platform/index.ts";
 import type { EndpointFigures, RunSummary } from "../reports/summary.ts";
+import { type ThreeWayCellFigure, threeWaySummary } from "../reports/three-way-section.ts";
 import { FINDING_KINDS } from "./classify.ts";
-import type { RunTally } from "./exit-code.ts";
+import { isClientWork, type RunTally } from "./exit-code.ts";
 import type { SourceCounts } from "./source-stage.ts";
 
 /** A run's findings and actions once its work is over. */
@@ -24,6 +26,8 @@ export interface RunFigures {
   readonly actions: Record<ActionStatus, number>;
   /** The actions per finding kind they act on, by status and outcome. */
   readonly byFinding: readonly FindingOutcomeCount[];
+  /** Findings per three-way cell (flag, L, P, finding); empty when no legacy field was read. */
+  readonly threeWay?: readonly ThreeWayCellFigure[];
 }
 
 /**
@@ -40,6 +44,7 @@ export async function readRunFigures(db: Kysely<Database>, runId: string): Promi
     outcomes: await countActionsByStatus(db, runId),
     actions: await countActionsPerStatus(db, runId),
     byFinding: await countOutcomesByFinding(db, runId),
+    threeWay: (await threeWayCells(db, runId)).map(({ n, ...c }) => ({ ...c, count: n })),
   };
 }
 
@@ -76,13 +81,17 @@ export function findingResolution(f: RunFigures): {
 /** The exit-code policy's input, from a run's figures. */
 export function tallyOf(mode: RunMode, interrupted: boolean, f: RunFigures): RunTally {
   const reportable = Object.entries(f.findings)
-    .filter(([kind]) => kind !== "in_sync")
+    .filter(([kind]) => isClientWork(kind))
     .reduce((n, [, v]) => n + v, 0);
+  // A create sent for a platform-owned finding (--no-wait-for-platform) resolves no client work.
+  const platformOwnedDone = f.byFinding
+    .filter((c) => c.status === "succeeded" && !isClientWork(c.finding))
+    .reduce((n, c) => n + c.n, 0);
   return {
     mode,
     interrupted,
     reportableFindings: reportable,
-    succeededActions: f.actions.succeeded,
+    succeededActions: f.actions.succeeded - platformOwnedDone,
     // A create answered 404 found an identity the platform does not know: a report-only finding
     // learnt late (how the filtered strategy checks existence), not an action to retry.
     failedActions: f.actions.failed - (f.outcomes["failed:identity_not_found"] ?? 0),
@@ -184,6 +193,7 @@ export function buildRunSummary(i: SummaryInput): Omit<RunSummary, "reports"> {
       anomalies: i.source.anomalies,
     },
     findings: i.figures.findings,
+    three_way: threeWaySummary(i.figures.threeWay ?? []),
     ...findingResolution(i.figures),
     outcomes: i.figures.outcomes,
     requests: requestFigures(i.metrics),

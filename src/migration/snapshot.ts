@@ -22,6 +22,7 @@ import { listPartitioned } from "./partitioned-listing.ts";
 import type { Progress } from "./progress.ts";
 import { addLookedUpRows } from "./source-stage.ts";
 import type { ChosenStrategy } from "./state-strategy.ts";
+import { legacyOf, snapshotIdentity } from "./three-way-listing.ts";
 
 /** How listings are read: the run's rate budget and how many cursors may run at once. */
 export interface ListingSettings {
@@ -125,19 +126,22 @@ export async function listPlatform(
     signal: ctx.signal,
     onPage: async (page) => {
       const listed = page.map((identity): ListedIdentity => {
-        if (identity.activeControls.length === 0) return { id: identity.id, controls: NO_CONTROLS };
+        const legacy = legacyOf(identity.userDisabled, identity.adminDisabled);
+        if (identity.activeControls.length === 0) {
+          return { id: identity.id, controls: NO_CONTROLS, legacy };
+        }
         const controls: NewSnapshotControl[] = [];
         for (const c of identity.activeControls) {
           if (!c.deletedAt) controls.push(controlRow(runId, identity.id, c));
         }
         if (controls.some((c) => c.type === "SELL_ONLY")) sellOnly += 1;
-        return { id: identity.id, controls };
+        return { id: identity.id, controls, legacy };
       });
       if (sink) await sink(listed);
       else {
         await insertSnapshot(
           db,
-          listed.map((i) => ({ run_id: runId, identity_id: i.id, status: "found", error: null })),
+          listed.map((i) => snapshotIdentity(runId, i)),
           listed.flatMap((i) => i.controls),
         );
       }

@@ -6,8 +6,9 @@ import { previousListings } from "../db/snapshot-queries.ts";
 import { countSource } from "../db/source-reader.ts";
 import { UserError } from "../errors.ts";
 import type { PlatformClient } from "../platform/index.ts";
-import { computeFindings } from "./findings.ts";
+import { computeFindings, type FindingsOptions } from "./findings.ts";
 import { type FindingsStreamCounts, startFindingsStream } from "./findings-stream.ts";
+import type { WaitPolicy } from "./platform-wait.ts";
 import { createProgress } from "./progress.ts";
 import {
   type ListingFigures,
@@ -44,6 +45,8 @@ export interface StateStageOptions {
   readonly writes: boolean;
   /** --prune: prunable client controls are journaled as pending deletes. */
   readonly prune: boolean;
+  /** --wait-for-platform / --wait-for-platform-s (default: wait). */
+  readonly waitForPlatform?: WaitPolicy;
 }
 
 export const EXISTENCE: Record<ChosenStrategy, string> = {
@@ -105,7 +108,11 @@ export async function readPlatformState(
   logger.info(`Reading platform state with the ${choice.strategy} strategy (${choice.reason})`);
 
   const strategy = choice.strategy;
-  const journal = { journalCreates: opts.writes, journalDeletes: opts.prune };
+  const journal = {
+    journalCreates: opts.writes,
+    journalDeletes: opts.prune,
+    waitForPlatform: opts.waitForPlatform,
+  };
   let source: SourceCounts;
   let listing: ListingFigures | null = null;
   if (strategy === "per-identity") {
@@ -137,7 +144,7 @@ async function listWithFindings(
   ctx: SnapshotContext,
   strategy: "bulk" | "filtered",
   hint: ListingHint,
-  journal: { journalCreates: boolean; journalDeletes: boolean },
+  journal: Omit<FindingsOptions, "unlistedHoldNoSellOnly">,
   flagged: number,
 ): Promise<[SourceCounts, ListingFigures]> {
   const { db, logger } = ctx;

@@ -39,7 +39,12 @@ function runLines(r: RunView): string[] {
             .map((c) => `${c.type} ${c.control_id} ${c.set_by} ${overridable(c.is_overridable)}`)
             .join("; ");
     const error = r.platform.error ? ` (${r.platform.error})` : "";
-    lines.push(`  platform  ${r.platform.status}${error}: ${controls}`);
+    const p = r.platform;
+    const legacy =
+      p.user_disabled == null && p.admin_disabled == null
+        ? ""
+        : ` legacy user_disabled=${flag(p.user_disabled ?? null)} admin_disabled=${flag(p.admin_disabled ?? null)}`;
+    lines.push(`  platform  ${p.status}${error}${legacy}: ${controls}`);
   }
   for (const f of r.findings) {
     const expected = join(f.expected_type, f.expected_set_by);

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { escapeInvisible } from "../visible-text.ts";
 import { diskFullError } from "./disk-full.ts";
 import { writeFileAtomic } from "./report-files.ts";
+import { renderThreeWaySection, type ThreeWaySummary } from "./three-way-section.ts";
 
 export interface EndpointFigures {
   readonly count: number;
@@ -69,6 +70,8 @@ export interface RunSummary {
     readonly anomalies: number;
   };
   readonly findings: Record<string, number>;
+  /** The three-way table (issue 27): counts per cell and what the platform will still do. */
+  readonly three_way?: ThreeWaySummary | null;
   /**
    * Findings the run's own succeeded actions did not resolve: what is left after it (equal to
    * `findings` for a plan). Absent from summaries written before 0.1.0's run lifecycle work.
@@ -135,6 +138,7 @@ export function renderSummaryMarkdown(s: RunSummary): string {
           ["finding", "count"],
           Object.entries(s.findings).map(([k, v]) => [`\`${k}\``, v]),
         ),
+    ...renderThreeWaySection(s.three_way),
     "",
     "## Action outcomes",
     "",

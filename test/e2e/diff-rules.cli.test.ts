@@ -120,7 +120,7 @@ for (const backend of backends) {
       rmSync(out, { recursive: true, force: true });
     });
 
-    it("plan pairs no control with one of the other owner: A misses its CLIENT control, B its SERVICE control", async () => {
+    it("plan pairs no control with one of the other owner: A misses its CLIENT control, B awaits its SERVICE control from the platform", async () => {
       const dir = join(out, "plan");
       const r = await cli(["plan", "--json", "--out", dir]);
       assert.equal(r.code, 2, r.stderr);
@@ -129,7 +129,8 @@ for (const backend of backends) {
         `unexpected_service_control||admin_disabled is false but the platform holds SELL_ONLY set_by SERVICE is_overridable false`,
       ]);
       assert.deepEqual(csvOf(dir, B), [
-        "missing_service_control||admin_disabled is true; the platform must migrate it",
+        // The sandbox's legacy admin_disabled equals the source's: the platform will migrate it.
+        "awaiting_platform_migration||admin_disabled is true here and on the platform: its own migration will create the SERVICE SELL_ONLY",
         "unexpected_client_control||kept: identity must stay restricted",
       ]);
       assert.deepEqual(csvOf(dir, Z), [
@@ -168,7 +169,8 @@ for (const backend of backends) {
       assert.deepEqual(sellOnly(sandbox, Z), [], "Z's stale client control is gone");
       assert.equal(sellOnly(sandbox, A).length, 2, "A holds both controls");
       assert.deepEqual(csvOf(dir, B), [
-        "missing_service_control||admin_disabled is true; the platform must migrate it",
+        // The sandbox's legacy admin_disabled equals the source's: the platform will migrate it.
+        "awaiting_platform_migration||admin_disabled is true here and on the platform: its own migration will create the SERVICE SELL_ONLY",
         "unexpected_client_control||kept: identity must stay restricted",
       ]);
       assert.deepEqual(csvOf(dir, Z), ["unexpected_client_control|delete|deleted"]);

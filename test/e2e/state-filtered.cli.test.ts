@@ -180,6 +180,9 @@ for (const backend of backends) {
           ...EXPECTED_FINDINGS,
           identity_not_found: 0,
           missing_client_control: EXPECTED_FINDINGS.missing_client_control + 1,
+          // The unlisted admin_disabled identity's legacy field is not read: two-way rule.
+          awaiting_platform_migration: EXPECTED_FINDINGS.awaiting_platform_migration - 1,
+          missing_service_control: 1,
         });
         assert.deepEqual(withoutUnknown(f.rows), withoutUnknown(bulk.rows), name);
         assert.deepEqual(

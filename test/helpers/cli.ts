@@ -3,6 +3,17 @@ import { fileURLToPath } from "node:url";
 import { CLI_ENTRY } from "./cli-entry.ts";
 import { scratchCwd } from "./scratch-cwd.ts";
 
+/**
+ * The env every CLI child starts with, under the test's own. A sandbox's legacy fields equal its
+ * seeded flags and it migrates nothing unless started with `autoMigrateRate`: tests that are not
+ * about the three-way wait rehearse a platform that does not migrate by itself, so the tool
+ * creates what is missing at once (`--no-wait-for-platform`). Tests of the wait set
+ * `CONTROLS_WAIT_FOR_PLATFORM` themselves.
+ */
+export const REHEARSAL_ENV: Readonly<Record<string, string>> = Object.freeze({
+  CONTROLS_WAIT_FOR_PLATFORM: "false",
+});
+
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 export interface CliResult {
@@ -23,7 +34,7 @@ export function spawnCli(
 ): ChildProcess {
   return spawn(process.execPath, [...CLI_ENTRY, ...args], {
     cwd: scratchCwd(),
-    env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, ...env },
+    env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, ...REHEARSAL_ENV, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
 }

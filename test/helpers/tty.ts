@@ -8,6 +8,7 @@
  *   const { output } = await t.done;
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { REHEARSAL_ENV } from "./cli.ts";
 import { CLI_ENTRY } from "./cli-entry.ts";
 import { scratchCwd } from "./scratch-cwd.ts";
 
@@ -36,7 +37,7 @@ export function spawnInTty(args: readonly string[], options: TtyOptions = {}): T
   const command = `stty cols ${options.cols ?? 100} rows 50; exec ${cli}`;
   const child = spawn("script", ["-qfec", command, "/dev/null"], {
     cwd: scratchCwd(),
-    env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, ...options.env },
+    env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, ...REHEARSAL_ENV, ...options.env },
     stdio: ["pipe", "pipe", "pipe"],
   });
   let raw = "";

@@ -218,6 +218,8 @@ describe("lost PostgreSQL connections", {
         has_source: true,
         status: "found" as const,
         error: null,
+        platform_user_disabled: null,
+        platform_admin_disabled: null,
         controls: [],
       });
       proxy.loseNextAnswerTo(/"controls_migration"\."findings"/);

@@ -27,7 +27,11 @@ import { backends, type TestDatabase } from "../helpers/db.ts";
 
 /** Small pages, so the crafted platform's 18 identities come in several. */
 const PAGE_SIZE = 3;
-const journal = { journalCreates: true, journalDeletes: true };
+const journal = {
+  journalCreates: true,
+  journalDeletes: true,
+  waitForPlatform: { kind: "no-wait" } as const,
+};
 
 for (const backend of backends) {
   describe(`findings while the listing runs on ${backend.name}`, () => {
@@ -164,6 +168,10 @@ for (const backend of backends) {
                 ...EXPECTED_FINDINGS,
                 identity_not_found: 0,
                 missing_client_control: EXPECTED_FINDINGS.missing_client_control + 1,
+                // An admin_disabled identity holding no SELL_ONLY is not listed: its legacy
+                // field is not read, so the two-way rule names it.
+                awaiting_platform_migration: EXPECTED_FINDINGS.awaiting_platform_migration - 1,
+                missing_service_control: 1,
               };
         assert.deepEqual(tally(liveFindings), expected);
       });

@@ -102,7 +102,7 @@ const SPEC: [Flags, keyof typeof PLATFORM, string][] = [
   ["no flag",        "SERVICE/overridable",     "unexpected_service_control"],
   ["no flag",        "unknown set_by",          "attribute_mismatch"],
   ["no flag",        "both spellings",          "unexpected_client_control (prune) + unexpected_service_control"],
-  ["no flag",        "a duplicate",             "unexpected_client_control (prune) + unexpected_client_control (prune)"],
+  ["no flag",        "a duplicate",             "duplicate_client_control (prune) + unexpected_client_control (prune)"],
   ["user_disabled",  "nothing",                 "missing_client_control (create)"],
   ["user_disabled",  "CLIENT/overridable",      "in_sync"],
   ["user_disabled",  "CLIENT/non-overridable",  "attribute_mismatch"],
@@ -110,7 +110,7 @@ const SPEC: [Flags, keyof typeof PLATFORM, string][] = [
   ["user_disabled",  "SERVICE/overridable",     "missing_client_control (create) + unexpected_service_control"],
   ["user_disabled",  "unknown set_by",          "attribute_mismatch"],
   ["user_disabled",  "both spellings",          "in_sync + unexpected_service_control"],
-  ["user_disabled",  "a duplicate",             "in_sync + unexpected_client_control (prune)"],
+  ["user_disabled",  "a duplicate",             "duplicate_client_control (prune) + in_sync"],
   ["admin_disabled", "nothing",                 "missing_service_control"],
   ["admin_disabled", "CLIENT/overridable",      "missing_service_control + unexpected_client_control (kept)"],
   ["admin_disabled", "CLIENT/non-overridable",  "missing_service_control + unexpected_client_control"],
@@ -118,7 +118,7 @@ const SPEC: [Flags, keyof typeof PLATFORM, string][] = [
   ["admin_disabled", "SERVICE/overridable",     "attribute_mismatch"],
   ["admin_disabled", "unknown set_by",          "attribute_mismatch"],
   ["admin_disabled", "both spellings",          "in_sync + unexpected_client_control (prune)"],
-  ["admin_disabled", "a duplicate",             "missing_service_control + unexpected_client_control (prune) + unexpected_client_control (kept)"],
+  ["admin_disabled", "a duplicate",             "duplicate_client_control (prune) + missing_service_control + unexpected_client_control (kept)"],
   ["both flags",     "nothing",                 "missing_client_control (create) + missing_service_control"],
   ["both flags",     "CLIENT/overridable",      "in_sync + missing_service_control"],
   ["both flags",     "CLIENT/non-overridable",  "attribute_mismatch + missing_service_control"],
@@ -126,7 +126,7 @@ const SPEC: [Flags, keyof typeof PLATFORM, string][] = [
   ["both flags",     "SERVICE/overridable",     "attribute_mismatch + missing_client_control (create)"],
   ["both flags",     "unknown set_by",          "attribute_mismatch + missing_service_control"],
   ["both flags",     "both spellings",          "in_sync + in_sync"],
-  ["both flags",     "a duplicate",             "in_sync + missing_service_control + unexpected_client_control (prune)"],
+  ["both flags",     "a duplicate",             "duplicate_client_control (prune) + in_sync + missing_service_control"],
 ];
 
 const label = (f: Finding) =>
@@ -213,19 +213,19 @@ describe("classifyIdentity", () => {
     ]);
     const g = classifyIdentity(state(false, true, [ctl("CLIENT", true), ctl("CLIENT", false)]));
     assert.deepEqual(g.map(label).sort(), [
+      "duplicate_client_control (prune)",
       "missing_service_control",
       "unexpected_client_control",
-      "unexpected_client_control (prune)",
     ]);
   });
 
-  it("keeps the last of several prunable controls of a flagged identity and prunes the others", () => {
+  it("keeps one of several client controls of a flagged identity (the first by id) and prunes the others as duplicates", () => {
     const [a, b, c] = [ctl("CLIENT", true), ctl("CLIENT", true), ctl("SET_BY_CLIENT", true)];
     const f = classifyIdentity(state(false, true, [c!, a!, b!]));
     const byId = new Map(f.filter((x) => x.observed).map((x) => [x.observed?.controlId, label(x)]));
-    assert.equal(byId.get(a!.controlId), "unexpected_client_control (prune)");
-    assert.equal(byId.get(b!.controlId), "unexpected_client_control (prune)");
-    assert.equal(byId.get(c!.controlId), "unexpected_client_control (kept)");
+    assert.equal(byId.get(a!.controlId), "unexpected_client_control (kept)");
+    assert.equal(byId.get(b!.controlId), "duplicate_client_control (prune)");
+    assert.equal(byId.get(c!.controlId), "duplicate_client_control (prune)");
   });
 
   it("asks to create nothing when an unknown set_by sits where a CLIENT control is expected", () => {
@@ -252,23 +252,23 @@ describe("classifyIdentity", () => {
     );
   });
 
-  it("reports the second of two active client SELL_ONLY controls as a duplicate", () => {
+  it("reports the second of two active client SELL_ONLY controls as duplicate_client_control", () => {
     const f = classifyIdentity(state(true, false, [ctl("CLIENT", true), ctl("CLIENT", true)]));
-    assert.deepEqual(f.map((x) => x.finding).sort(), ["in_sync", "unexpected_client_control"]);
+    assert.deepEqual(f.map((x) => x.finding).sort(), ["duplicate_client_control", "in_sync"]);
     assert.match(
-      f.find((x) => x.finding === "unexpected_client_control")?.detail ?? "",
+      f.find((x) => x.finding === "duplicate_client_control")?.detail ?? "",
       /duplicate/,
     );
   });
 
-  it("calls a second client control of a user_disabled identity a duplicate even when neither matches exactly", () => {
+  it("calls a second client control of a user_disabled identity duplicate_client_control even when neither matches exactly", () => {
     const f = classifyIdentity(state(true, false, [ctl("CLIENT", false), ctl("CLIENT", false)]));
     assert.deepEqual(f.map((x) => x.finding).sort(), [
       "attribute_mismatch",
-      "unexpected_client_control",
+      "duplicate_client_control",
     ]);
     assert.match(
-      f.find((x) => x.finding === "unexpected_client_control")?.detail ?? "",
+      f.find((x) => x.finding === "duplicate_client_control")?.detail ?? "",
       /duplicate/,
     );
   });

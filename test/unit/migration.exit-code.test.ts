@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ExitCode } from "../../src/errors.ts";
-import { closingStatus, exitCodeFor, type RunTally } from "../../src/migration/exit-code.ts";
+import { FINDING_KINDS } from "../../src/migration/classify.ts";
+import {
+  closingStatus,
+  exitCodeFor,
+  isClientWork,
+  type RunTally,
+} from "../../src/migration/exit-code.ts";
+import { type RunFigures, tallyOf } from "../../src/migration/run-summary.ts";
 
 const tally = (over: Partial<RunTally>): RunTally => ({
   mode: "apply",
@@ -11,6 +18,67 @@ const tally = (over: Partial<RunTally>): RunTally => ({
   failedActions: 0,
   unsettledActions: 0,
   ...over,
+});
+
+describe("isClientWork", () => {
+  it("counts awaiting_platform_migration as the platform's work and every three-way finding else as the client's", () => {
+    assert.equal(isClientWork("awaiting_platform_migration"), false);
+    assert.equal(isClientWork("in_sync"), false);
+    const client = FINDING_KINDS.filter(isClientWork);
+    assert.ok(client.length > 0);
+    for (const k of [
+      "platform_will_restrict",
+      "duplicate_client_control",
+      "platform_unaware_of_admin_flag",
+      "source_behind_platform",
+      "missing_client_control",
+    ]) {
+      assert.ok(client.includes(k as (typeof FINDING_KINDS)[number]), k);
+    }
+  });
+});
+
+describe("tallyOf with three-way findings", () => {
+  const figures = (findings: Record<string, number>, awaitingCreated = 0) =>
+    ({
+      findings,
+      outcomes: {},
+      actions: {
+        pending: 0,
+        in_flight: 0,
+        succeeded: awaitingCreated,
+        failed: 0,
+        ambiguous: 0,
+        verified: 0,
+        skipped: 0,
+      } as never,
+      byFinding: awaitingCreated
+        ? [
+            {
+              finding: "awaiting_platform_migration",
+              status: "succeeded",
+              outcome: "created",
+              n: awaitingCreated,
+            },
+          ]
+        : [],
+    }) as RunFigures;
+
+  it("gives a reconcile 0 when awaiting_platform_migration is the only finding left", () => {
+    const t = tallyOf("reconcile", false, figures({ in_sync: 4, awaiting_platform_migration: 7 }));
+    assert.equal(t.reportableFindings, 0);
+    assert.equal(exitCodeFor(t), ExitCode.ok);
+  });
+
+  it("gives a reconcile 2 when a platform_will_restrict is left beside awaiting ones whose creates succeeded", () => {
+    const t = tallyOf(
+      "reconcile",
+      false,
+      figures({ awaiting_platform_migration: 3, platform_will_restrict: 1 }, 3),
+    );
+    assert.deepEqual([t.reportableFindings, t.succeededActions], [1, 0]);
+    assert.equal(exitCodeFor(t), ExitCode.findings);
+  });
 });
 
 describe("exitCodeFor", () => {

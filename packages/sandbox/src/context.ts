@@ -13,7 +13,7 @@ import { OAuthIssuer } from "./oauth/oauth-issuer.ts";
 import { OrchestrationStore } from "./orchestration/orchestration-store.ts";
 import { CursorCodec } from "./paging/cursor-codec.ts";
 import { TransferStore } from "./transfer/transfer-store.ts";
-import type { Limits, SandboxClient, SandboxOptions } from "./types.ts";
+import type { AutoMigrateStats, Limits, SandboxClient, SandboxOptions } from "./types.ts";
 
 /**
  * The state of one sandbox instance: every domain's store and the gateway's machinery. Routes,
@@ -48,6 +48,8 @@ export interface SandboxContext {
   /** Seed options used when a seed names none. */
   readonly seedDefaults: ResolvedSeedOptions;
   readonly startedAt: string;
+  /** The background migration's progress (`identity/auto-migrate.ts`), for stats. */
+  readonly autoMigrate: AutoMigrateStats;
 }
 
 declare module "fastify" {
@@ -116,9 +118,11 @@ export function createContext(
     seedDefaults: {
       migratedFraction: options.migratedFraction ?? 0.5,
       driftFraction: options.driftFraction ?? 0,
+      legacyDriftFraction: options.legacyDriftFraction ?? 0,
       seed,
       setBy,
     },
     startedAt: new Date().toISOString(),
+    autoMigrate: { rate: 0, done: 0, left: 0 },
   };
 }

@@ -56,7 +56,13 @@ export function checkStartOptions(o: SandboxOptions): void {
   if (o.seed !== undefined && !Number.isInteger(o.seed)) {
     throw new RangeError(`seed must be an integer, got ${o.seed}`);
   }
-  for (const k of ["migratedFraction", "driftFraction"] as const) {
+  const rate = o.autoMigrateRate;
+  if (rate !== undefined && !(typeof rate === "number" && Number.isFinite(rate) && rate >= 0)) {
+    throw new RangeError(
+      `autoMigrateRate must be a number of identities a second >= 0, got ${rate}`,
+    );
+  }
+  for (const k of ["migratedFraction", "driftFraction", "legacyDriftFraction"] as const) {
     const v = o[k];
     if (v !== undefined && !(typeof v === "number" && v >= 0 && v <= 1)) {
       throw new RangeError(`${k} must be between 0 and 1, got ${v}`);

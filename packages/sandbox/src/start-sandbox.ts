@@ -6,6 +6,7 @@ import { depositAddressApi } from "./deposit-address/deposit-address-api.ts";
 import { exchangeApi } from "./exchange/exchange-api.ts";
 import { normalizeEndpointRates } from "./gateway/endpoint-limits.ts";
 import { stripUndefined } from "./gateway/faults.ts";
+import { startAutoMigrate } from "./identity/auto-migrate.ts";
 import { identityApi } from "./identity/identity-api.ts";
 import { syntheticSeedRows } from "./identity/identity-seed.ts";
 import type { SeedIdentity } from "./identity/types.ts";
@@ -54,6 +55,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   }
   const host = options.host ?? "127.0.0.1";
   await app.listen({ host, port: options.port ?? 0 });
+  const migrator = options.autoMigrateRate ? startAutoMigrate(ctx, options.autoMigrateRate) : null;
   const { port } = app.server.address() as AddressInfo;
   const base = `http://${hostForUrl(host)}:${port}`;
   return Object.freeze({
@@ -68,6 +70,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     ...orchestrationApi(ctx),
     ...adminApi(ctx),
     async close() {
+      migrator?.stop();
       for (const s of ctx.hanging) s.destroy();
       ctx.hanging.clear();
       await app.close();

@@ -53,6 +53,13 @@ export interface SandboxOptions extends Partial<Faults>, Partial<Limits> {
   migratedFraction?: number;
   /** Fraction of identities with injected drift; default 0. */
   driftFraction?: number;
+  /**
+   * Fraction of identities whose platform legacy fields (user_disabled, admin_disabled) differ
+   * from the seeded source flags, half turned on and half turned off; default 0.
+   */
+  legacyDriftFraction?: number;
+  /** Identities a second the platform's background migration turns into controls; default 0 (off). */
+  autoMigrateRate?: number;
   /** Default: one read-write and one read-only client with random secrets. */
   clients?: SandboxClient[];
   /** Seed of the fault draws; default `seed`. */
@@ -102,7 +109,19 @@ export interface SandboxStats {
   /** Records of the other domains: profiles, exchange, transfers, deposit addresses, rules. */
   records: RecordCounts;
   integrity: Integrity;
+  /** The background migration (`autoMigrateRate`): identities done and left. */
+  autoMigrate: AutoMigrateStats;
   memory: { rssBytes: number; heapUsedBytes: number };
+}
+
+/** Progress of the platform's background migration in the sandbox. */
+export interface AutoMigrateStats {
+  /** Identities a second; 0 when off. */
+  rate: number;
+  /** Identities migrated so far. */
+  done: number;
+  /** Identities whose legacy field is true and that held no matching control, still to do. */
+  left: number;
 }
 
 /** Counts of the records outside the identity domain, for stats. */

@@ -27,6 +27,7 @@ export function collectStats(ctx: SandboxContext): SandboxStats {
       orchestrationRules: ctx.rules.counts,
     },
     integrity: ctx.identities.integritySnapshot(),
+    autoMigrate: { ...ctx.autoMigrate },
     memory: { rssBytes: mem.rss, heapUsedBytes: mem.heapUsed },
   };
 }

@@ -83,6 +83,22 @@ export const sandboxOptions = {
     group: "sandbox",
     help: "Fraction of identities with injected drift (wrong, extra or odd controls).",
   }),
+  legacyDriftFraction: option({
+    flag: "legacy-drift-fraction",
+    default: 0,
+    schema: fraction,
+    kind: "string",
+    group: "sandbox",
+    help: "Fraction of identities whose platform legacy fields (user_disabled, admin_disabled) differ from the seeded source flags, half turned on and half turned off.",
+  }),
+  autoMigrateRate: option({
+    flag: "auto-migrate-rate",
+    default: 0,
+    schema: nonNegative,
+    kind: "string",
+    group: "sandbox",
+    help: 'The platform\'s background migration: identities a second whose legacy field is true and that hold no matching control get one (reason "migrated from user_disabled" / "migrated from admin_disabled"), following --duplicate-policy; 0 is off. Progress (done, left) in GET /__sandbox/stats.',
+  }),
   rateLimitRps: option({
     flag: "rate-limit",
     default: DEFAULT_LIMITS.rateLimitRps,

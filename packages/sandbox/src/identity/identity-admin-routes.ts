@@ -34,6 +34,7 @@ export function registerIdentityAdminRoutes(app: FastifyInstance, ctx: SandboxCo
     const opts = {
       migratedFraction: num(b.migrated_fraction, "migrated_fraction"),
       driftFraction: num(b.drift_fraction, "drift_fraction"),
+      legacyDriftFraction: num(b.legacy_drift_fraction, "legacy_drift_fraction"),
       seed: num(b.seed, "seed"),
     };
     let rows: Iterable<SeedRow>;

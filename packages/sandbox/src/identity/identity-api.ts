@@ -52,6 +52,11 @@ export function identityApi(ctx: SandboxContext): IdentityApi {
         ctx.nextCreatedAt,
       ),
     addControl: (identityId, c) => addControl(ctx, identityId, c),
+    legacyFieldsOf(identityId) {
+      const identity = ctx.identities.get(identityId);
+      if (!identity) throw new RangeError(`identity ${identityId} not found`);
+      return { user_disabled: identity.user_disabled, admin_disabled: identity.admin_disabled };
+    },
     controlsOf(identityId, opts = {}) {
       const identity = ctx.identities.get(identityId);
       if (!identity) throw new RangeError(`identity ${identityId} not found`);

@@ -1,6 +1,7 @@
 import { isJsonObject } from "../input/body-fields.ts";
 import { MAX_IDENTITY_ID_LENGTH, prng, syntheticIdentities } from "../shared.ts";
 import type { NewControl, SandboxStore, StoredIdentity } from "./identity-store.ts";
+import { applyLegacyDrift } from "./legacy-drift.ts";
 import type { SetBySpelling } from "./set-by.ts";
 import {
   DRIFT_KINDS,
@@ -19,6 +20,7 @@ export type SeedRow = SeedIdentity | (Omit<SeedIdentity, "created_at"> & { creat
 export interface ResolvedSeedOptions {
   migratedFraction: number;
   driftFraction: number;
+  legacyDriftFraction: number;
   seed: number;
   setBy: SetBySpelling;
 }
@@ -185,8 +187,11 @@ export function seedStore(
   const prepared: StoredIdentity[] = [];
   let index = 0;
   for (const row of rows) prepared.push(toNewIdentity(row, index++, clock));
+  checkFraction("legacyDriftFraction", opts.legacyDriftFraction);
   const { added, skipped } = store.addIdentities(prepared);
-  return store.active.batch(() => playTransition(store, added, skipped, opts));
+  const report = store.active.batch(() => playTransition(store, added, skipped, opts));
+  report.legacyDrift = applyLegacyDrift(added, opts.legacyDriftFraction, opts.seed);
+  return report;
 }
 
 function playTransition(
@@ -210,6 +215,7 @@ function playTransition(
     driftIdentities: 0,
     drift,
     controlsCreated: 0,
+    legacyDrift: { on: 0, off: 0 },
   };
   const randMigrate = prng(Math.imul(opts.seed, 0x9e3779b1) ^ 0x2545f491);
   const randDrift = prng(opts.seed ^ 0x68e31da4);

@@ -7,8 +7,9 @@ import type { ControlRecord, IdentityStatus, IdentityType, Integrity } from "./t
 export interface StoredIdentity {
   readonly id: string;
   readonly createdAtMs: number;
-  readonly user_disabled: boolean;
-  readonly admin_disabled: boolean;
+  /** The platform's legacy fields; legacy drift (`legacy-drift.ts`) may change them. */
+  user_disabled: boolean;
+  admin_disabled: boolean;
   readonly summaryStatus: IdentityStatus;
   readonly identityType: IdentityType;
   /** When a control of the identity was last created or deleted; undefined: never (created_at). */

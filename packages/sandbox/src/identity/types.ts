@@ -51,6 +51,8 @@ export const SET_BY_SPELLINGS: readonly SetBySpellingName[] = ["published", "sho
 export interface SeedOptions {
   migratedFraction?: number;
   driftFraction?: number;
+  /** Fraction of the seeded identities whose platform legacy fields differ from the seed's flags. */
+  legacyDriftFraction?: number;
   seed?: number;
 }
 
@@ -99,6 +101,8 @@ export interface SeedReport {
   drift: Record<DriftKind, number>;
   /** All controls created by this call, migration and drift. */
   controlsCreated: number;
+  /** Identities whose platform legacy field was turned on, and turned off (legacy drift). */
+  legacyDrift: { on: number; off: number };
 }
 
 export interface Integrity {
@@ -124,4 +128,6 @@ export interface IdentityApi {
   seedIdentities(rows: Iterable<SeedIdentity>, opts?: SeedOptions): SeedReport;
   addControl(identityId: string, c: AddControlInput): ControlRecord;
   controlsOf(identityId: string, opts?: { includeDeleted?: boolean }): ControlRecord[];
+  /** The platform's legacy fields of an identity, as its Identity answers them. */
+  legacyFieldsOf(identityId: string): { user_disabled: boolean; admin_disabled: boolean };
 }

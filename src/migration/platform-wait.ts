@@ -1,0 +1,74 @@
+/**
+ * Whether the tool waits for the platform's own migration (issue 27): an identity whose
+ * user_disabled is true here and on the platform, without its CLIENT SELL_ONLY, is
+ * `awaiting_platform_migration`. By default the tool creates nothing for it (the platform will);
+ * `--no-wait-for-platform` creates it at once; `--wait-for-platform-s N` creates it once the
+ * first sighting (journaled in `platform_wait_sightings`) is older than N seconds.
+ */
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.ts";
+import { sightAwaiting, toolCreatedControls } from "../db/three-way-queries.ts";
+import type { Finding, ObservedControl } from "./classify.ts";
+
+export type WaitPolicy =
+  | { readonly kind: "wait" }
+  | { readonly kind: "no-wait" }
+  | { readonly kind: "wait-s"; readonly seconds: number };
+
+export const WAIT_FOR_PLATFORM: WaitPolicy = Object.freeze({ kind: "wait" });
+
+/**
+ * The policy the flags ask for: `--no-wait-for-platform` wins over `--wait-for-platform-s`.
+ *
+ * @example
+ *   waitPolicy(true, 600) // { kind: "wait-s", seconds: 600 }
+ */
+export function waitPolicy(wait: boolean, waitS: number | null | undefined): WaitPolicy {
+  if (!wait) return { kind: "no-wait" };
+  return waitS === null || waitS === undefined
+    ? WAIT_FOR_PLATFORM
+    : { kind: "wait-s", seconds: waitS };
+}
+
+const awaitingOf = (f: Finding, owner: "tool" | "platform") =>
+  f.finding === "awaiting_platform_migration" && f.expected?.owner === owner;
+
+/**
+ * Of a batch's findings, the identities whose awaited CLIENT control the tool creates now, by the
+ * policy. Under `wait-s` the batch's awaiting identities are sighted (both sides, the first
+ * sighting kept) and those sighted long enough ago are returned.
+ */
+export async function dueForCreate(
+  db: Kysely<Database>,
+  runId: string,
+  policy: WaitPolicy,
+  pairs: readonly { readonly row: { readonly identity_id: string }; readonly finding: Finding }[],
+): Promise<ReadonlySet<string>> {
+  // Not waiting at all, the diff rules call the control missing and create it themselves.
+  if (policy.kind !== "wait-s") return NONE;
+  const client = pairs.filter((p) => awaitingOf(p.finding, "tool")).map((p) => p.row.identity_id);
+  const service = pairs
+    .filter((p) => awaitingOf(p.finding, "platform"))
+    .map((p) => p.row.identity_id);
+  await sightAwaiting(db, runId, "admin_disabled", service, policy.seconds);
+  return sightAwaiting(db, runId, "user_disabled", client, policy.seconds);
+}
+
+/**
+ * The control ids this tool created among identities holding two or more active CLIENT
+ * SELL_ONLY (one query for the batch, none without such an identity): duplicates are pruned
+ * the tool's own first.
+ */
+export async function toolCreatedAmongDuplicates(
+  db: Kysely<Database>,
+  states: readonly { readonly identityId: string; readonly controls: readonly ObservedControl[] }[],
+): Promise<ReadonlySet<string>> {
+  const ids = states
+    .filter(
+      (s) => s.controls.filter((c) => c.type === "SELL_ONLY" && c.setBy === "client").length > 1,
+    )
+    .map((s) => s.identityId);
+  return ids.length === 0 ? NONE : toolCreatedControls(db, ids);
+}
+
+const NONE: ReadonlySet<string> = new Set();

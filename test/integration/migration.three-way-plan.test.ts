@@ -1,0 +1,109 @@
+/**
+ * `plan` against a sandbox whose legacy fields drifted from the source (`legacyDriftFraction`
+ * 0.2), on every backend: the count of every three-way finding equals the truth computed from the
+ * sandbox's own state, and the plan sends nothing.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type Sandbox, startSandbox } from "controls-sandbox";
+import { loadSourceConfig } from "../../src/config.ts";
+import { syntheticIdentities } from "../../src/contract/index.ts";
+import { seedSource } from "../../src/db/seed.ts";
+import { runCli } from "../helpers/cli.ts";
+import { parseCsv } from "../helpers/corpus.ts";
+import { backends, type TestTarget } from "../helpers/db.ts";
+import { sellOnlyOf, threeWayTruth } from "../helpers/three-way-truth.ts";
+
+const IDENTITIES = 3000;
+const SEED = 27;
+const LEGACY_STILL_TRUE = "the platform's legacy user_disabled is still true";
+
+for (const backend of backends) {
+  describe(`plan against legacy drift 0.2 on ${backend.name}`, () => {
+    let sandbox: Sandbox;
+    let target: TestTarget;
+    let env: Record<string, string>;
+    const rows = [...syntheticIdentities(IDENTITIES, SEED)];
+    const out = mkdtempSync(join(tmpdir(), "cm-three-way-plan-"));
+
+    before(async () => {
+      sandbox = await startSandbox({
+        rateLimitRps: 0,
+        tokenRateLimitRps: 0,
+        legacyDriftFraction: 0.2,
+      });
+      const report = sandbox.seedIdentities(rows, { migratedFraction: 0.5, seed: SEED });
+      assert.ok(report.legacyDrift.on > 0 && report.legacyDrift.off > 0);
+      // Cells the seed alone does not reach: duplicates, a client control the platform's field
+      // explains, a SERVICE control the source lacks.
+      const pick = (test: (r: (typeof rows)[number]) => boolean) => rows.filter(test).slice(0, 4);
+      for (const r of pick(
+        (r) => r.user_disabled && sellOnlyOf(sandbox, r.id).client.length === 1,
+      )) {
+        sandbox.addControl(r.id, { type: "SELL_ONLY", is_overridable: true });
+      }
+      for (const r of pick((r) => !r.user_disabled && sandbox.legacyFieldsOf(r.id).user_disabled)) {
+        sandbox.addControl(r.id, { type: "SELL_ONLY", is_overridable: true });
+      }
+      for (const r of pick(
+        (r) => !r.admin_disabled && sandbox.legacyFieldsOf(r.id).admin_disabled,
+      )) {
+        sandbox.addControl(r.id, {
+          type: "SELL_ONLY",
+          set_by: "SET_BY_SERVICE",
+          is_overridable: false,
+        });
+      }
+      target = await backend.target();
+      const h = await target.open({ migrate: true });
+      await seedSource(h.db, loadSourceConfig({}, {}), { identities: IDENTITIES, seed: SEED });
+      await h.close();
+      env = {
+        API_BASE_URL: sandbox.apiUrl,
+        OAUTH_TOKEN_URL: sandbox.tokenUrl,
+        OAUTH_CLIENT_ID: sandbox.credentials.clientId,
+        OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret,
+        // The default: wait for the platform's own migration (the test helpers' rehearsals do not).
+        CONTROLS_WAIT_FOR_PLATFORM: "true",
+      };
+    });
+
+    after(async () => {
+      await sandbox?.close();
+      await target?.drop();
+      rmSync(out, { recursive: true, force: true });
+    });
+
+    it("counts every three-way finding as the sandbox's own state says, and sends no write", async () => {
+      const dir = join(out, "plan");
+      const r = await runCli(
+        ["plan", "--json", "--state", "bulk", "--no-progress", "--out", dir, ...target.args],
+        env,
+      );
+      assert.equal(r.code, 2, r.stderr);
+      const findings = JSON.parse(r.stdout).findings as Record<string, number>;
+      const truth = threeWayTruth(sandbox, rows);
+      const diff = parseCsv(readFileSync(join(dir, "diff.csv"), "utf8"));
+      const legacyKept = diff.filter(
+        (d) => d.finding === "unexpected_client_control" && d.outcome === LEGACY_STILL_TRUE,
+      ).length;
+      for (const [kind, n] of Object.entries(truth)) assert.ok(n > 0, `the seed reaches ${kind}`);
+      assert.deepEqual(
+        {
+          awaiting_platform_migration: findings.awaiting_platform_migration,
+          missing_client_control: findings.missing_client_control,
+          platform_will_restrict: findings.platform_will_restrict,
+          unexpected_client_control_legacy: legacyKept,
+          duplicate_client_control: findings.duplicate_client_control,
+          platform_unaware_of_admin_flag: findings.platform_unaware_of_admin_flag,
+          source_behind_platform: findings.source_behind_platform,
+        },
+        truth,
+      );
+      assert.equal(sandbox.stats().writes.creates + sandbox.stats().writes.deletes, 0);
+    });
+  });
+}
