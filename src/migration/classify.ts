@@ -18,6 +18,8 @@ export const FINDING_KINDS = [
   "invalid_source_row",
   "source_warning",
   "read_failed",
+  "orphaned_own_control",
+  "contested",
 ] as const;
 export type FindingKind = (typeof FINDING_KINDS)[number];
 

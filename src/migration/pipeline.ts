@@ -35,9 +35,10 @@ import {
   settleUnfinishedWriters,
   whileAlive,
 } from "./run-lifecycle.ts";
-import { buildRunSummary, readRunFigures, reconcileChanges, tallyOf } from "./run-summary.ts";
+import { buildRunSummary } from "./run-summary.ts";
 import type { SourceCounts } from "./source-stage.ts";
 import { type PlatformStateSummary, readPlatformState } from "./state-stage.ts";
+import { assessWorld, finalTally } from "./world-delta.ts";
 
 export type { PendingWrites, PipelineDeps, PipelineOptions } from "./pipeline-context.ts";
 
@@ -106,6 +107,10 @@ async function readNewRun(
   runId: string,
 ): Promise<ReadRun> {
   const { source, strategy, platformState } = await readStages(deps, options, runId);
+  // An adopted plan's state is re-read after the confirmation: its delta is not this run's.
+  if (options.mode !== "plan" && !options.run.plan) {
+    await assessWorld(deps, options, runId, strategy);
+  }
   await recordRead(deps, runId, source, strategy);
   return { id: runId, source, strategy, platformState };
 }
@@ -209,8 +214,7 @@ async function finish(
   startedMs: number,
 ): Promise<PipelineResult> {
   const db = deps.handle.db;
-  const figures = await readRunFigures(db, run.id);
-  const tally = tallyOf(options.mode, deps.signal?.aborted === true, figures);
+  const { figures, tally, changes } = await finalTally(deps, options, run.id);
   const exitCode = exitCodeFor(tally);
   const status = closingStatus(tally);
   await saveRequestSeries(db, run.id, deps.client.metrics().series);
@@ -231,7 +235,7 @@ async function finish(
       source: run.source ?? { rowsRead: 0, candidates: 0, anomalies: 0 },
       figures,
       metrics: deps.client.metrics(),
-      changes: await reconcileChanges(db, run.id, tally),
+      changes,
     }),
     reportDir(run.id, options.run.out),
     options.run.all,

@@ -124,4 +124,8 @@ export interface IdentityApi {
   seedIdentities(rows: Iterable<SeedIdentity>, opts?: SeedOptions): SeedReport;
   addControl(identityId: string, c: AddControlInput): ControlRecord;
   controlsOf(identityId: string, opts?: { includeDeleted?: boolean }): ControlRecord[];
+  /** Deletes any control as the platform itself may, a non-overridable one included. */
+  deleteControl(controlId: string): ControlRecord;
+  /** Removes an identity and its controls: the platform no longer knows it. */
+  removeIdentity(identityId: string): void;
 }
