@@ -12,6 +12,7 @@ import { openDatabase } from "../db/connect.ts";
 import { ensureSchema } from "../db/migrate.ts";
 import { getRun, listRuns } from "../db/run-queries.ts";
 import { ExitCode, UserError } from "../errors.ts";
+import { FINDING_KINDS } from "../migration/classify.ts";
 import { checkReportDir, reportDir, writeRunReport } from "../migration/report.ts";
 import { renderRunsTable, shownStatus } from "../reports/runs-table.ts";
 import type { RunSummary } from "../reports/summary.ts";
@@ -20,7 +21,7 @@ import { runCommand } from "./run-command.ts";
 export const runsCommand: CommandModule = {
   command: "runs",
   describe:
-    "List runs, newest first: mode, status (a running run without a heartbeat for a minute shows as stale), exit code, start time, error, counts.",
+    "List runs, newest first: mode, status (a running run without a heartbeat for a minute shows as stale), exit code, start time, error, findings and outcomes (each in a fixed order).",
   builder: (y: Argv) =>
     withOptions(y, runsOptions, "Runs:")
       .example("$0 runs --limit 5", "The five latest runs")
@@ -51,7 +52,7 @@ export const runsCommand: CommandModule = {
             process.stdout.write(`${JSON.stringify(listed)}\n`);
           }
         } else if (runs.length === 0) process.stdout.write("No runs yet.\n");
-        else process.stdout.write(`${renderRunsTable(runs, now)}\n`);
+        else process.stdout.write(`${renderRunsTable(runs, now, FINDING_KINDS)}\n`);
         return ExitCode.ok;
       } finally {
         await handle.close();

@@ -4,7 +4,13 @@
  * succeeded writes of every run since (its own, a revert's), stored in `world_changes` (0009).
  */
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import { type Database, type Run, TOOL_TABLES, type WorldChangeKind } from "./schema.ts";
+import {
+  type Database,
+  type Run,
+  TOOL_TABLES,
+  type WorldChange,
+  type WorldChangeKind,
+} from "./schema.ts";
 
 const T = {
   runs: sql.table(TOOL_TABLES.runs),
@@ -238,3 +244,21 @@ export async function countWorldChanges(
 }
 
 export { lineageRuns };
+
+/**
+ * A page of a run's outside changes in a fixed order (identity, kind, control), after `after` (the
+ * last row's `key` of the previous page).
+ */
+export async function worldChangesPage(
+  db: Kysely<Database>,
+  runId: string,
+  after: string | null,
+  limit: number,
+): Promise<(WorldChange & { key: string })[]> {
+  const key = sql<string>`identity_id || chr(31) || kind || chr(31) || coalesce(control_id, '')`;
+  const r = await sql<WorldChange & { key: string }>`
+    select *, ${key} as key from ${T.w} where run_id = ${runId}
+      and (${after}::text is null or ${key} > ${after})
+    order by ${key} limit ${limit}`.execute(db);
+  return r.rows;
+}
