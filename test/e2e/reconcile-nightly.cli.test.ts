@@ -5,7 +5,6 @@
  * previous night after its actions, and exit under `--exit-on changes` accordingly.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,8 +13,7 @@ import { sql } from "kysely";
 import { startSandbox } from "../../src/sandbox/index.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { prng, uuidFrom } from "../../src/synthetic.ts";
-import { collect, REPO_ROOT } from "../helpers/cli.ts";
-import { CLI_ENTRY } from "../helpers/cli-entry.ts";
+import { runCliIn } from "../helpers/cli-in-dir.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { admin } from "../helpers/sandbox-api.ts";
 import { CONTROLS, call, createControl, tokenFor } from "../helpers/sandbox-http.ts";
@@ -34,15 +32,6 @@ const SOURCE: [string, boolean, boolean][] = [
   ["Y", false, false],
   ["Z", true, false],
 ];
-
-/** Node's arguments for the CLI from any working directory (tsx resolved from the repository). */
-const ENTRY = CLI_ENTRY.map((a) =>
-  a === "tsx"
-    ? import.meta.resolve("tsx")
-    : a.endsWith(".ts") || a.endsWith(".js")
-      ? join(REPO_ROOT, a)
-      : a,
-);
 
 const zeroOutside = {
   control_added: 0,
@@ -67,10 +56,9 @@ for (const backend of backends) {
 
     const reconcile = async (...extra: string[]) => {
       night += 1;
-      const child: ChildProcess = spawn(
-        process.execPath,
+      const r = await runCliIn(
+        dir,
         [
-          ...ENTRY,
           "reconcile",
           "--yes",
           "--json",
@@ -83,13 +71,8 @@ for (const backend of backends) {
           ...extra,
           ...target.args,
         ],
-        {
-          cwd: dir,
-          env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, ...env },
-          stdio: ["ignore", "pipe", "pipe"],
-        },
+        env,
       );
-      const r = await collect(child);
       assert.ok(r.stdout.trim().startsWith("{"), `night ${night}: ${r.stderr}`);
       return { code: r.code, summary: JSON.parse(r.stdout), stderr: r.stderr };
     };
@@ -232,6 +215,19 @@ for (const backend of backends) {
       );
       const csv = readFileSync(join(dir, "night-5", "changes.csv"), "utf8");
       assert.match(csv, new RegExp(`${id.Z!},source_row_removed`));
+      const show = await runCliIn(dir, ["show", id.Z!, ...target.args], env);
+      assert.equal(show.code, 0, show.stderr);
+      assert.match(
+        show.stdout,
+        /source {4}the row was deleted \(first seen missing at \S+, since run \S+\)/,
+      );
+      assert.match(show.stdout, /finding {3}orphaned_own_control/);
+      const showX = await runCliIn(dir, ["show", id.X!, ...target.args], env);
+      assert.match(
+        showX.stdout,
+        /outside {3}control_removed control \S+ CLIENT undid the tool's write/,
+      );
+      assert.match(showX.stdout, /action {4}create SELL_ONLY succeeded created/);
     });
   });
 }
