@@ -132,16 +132,20 @@ export async function storeControlDelta(db: Kysely<Database>, d: DeltaRuns): Pro
       where ${notGone("p_gone")} and exists (select 1 from p_seen s where s.identity_id = x.identity_id)
       union all
       select 'identity_appeared', x.identity_id, null, null, 'the platform knows this identity again'
-      from r_seen x where exists (select 1 from p_gone g where g.identity_id = x.identity_id))
+      from r_seen x where exists (select 1 from p_gone g where g.identity_id = x.identity_id)),
+    -- Sets, not a look-up per change: no index of the journal leads with these columns.
+    ours as (select result_control_id as control_id from ${T.a}
+      where action = 'create' and status = 'succeeded' and result_control_id is not null
+        and result_control_id in (select control_id from changes where kind = 'control_removed')),
+    pruned as (select a.identity_id from ${T.a} a join ${T.runs} r on r.id = a.run_id
+      where a.action = 'delete' and a.status = 'succeeded' and r.mode = 'reconcile' and r.id <> ${R}
+        and a.identity_id in (select identity_id from changes where kind = 'control_added'))
     insert into ${T.w} (run_id, since_run_id, identity_id, kind, control_id, set_by, detail, undone, seen_at)
     select ${R}, ${P}, c.identity_id, c.kind, c.control_id, c.set_by, c.detail,
       case
-        when c.kind = 'control_removed' then exists (select 1 from ${T.a} a
-          where a.action = 'create' and a.status = 'succeeded' and a.result_control_id = c.control_id)
-        when c.kind = 'control_added' and c.set_by = 'CLIENT' then exists (select 1 from ${T.a} a
-          join ${T.runs} r on r.id = a.run_id
-          where a.identity_id = c.identity_id and a.action = 'delete' and a.status = 'succeeded'
-            and r.mode = 'reconcile' and r.id <> ${R})
+        when c.kind = 'control_removed' then c.control_id in (select control_id from ours)
+        when c.kind = 'control_added' and c.set_by = 'CLIENT'
+          then c.identity_id in (select identity_id from pruned)
         else false
       end,
       coalesce((select s.observed_at from r_seen s where s.identity_id = c.identity_id), now())
