@@ -286,6 +286,12 @@ export function renderSummaryTable(s: RunSummary): string {
     lines.push(`  ${r.k.padEnd(nameWidth)}  ${count}${r.done ? `  ${r.done}` : ""}`.trimEnd());
   }
   if (rows.length === 0) lines.push("  no findings");
+  const c = s.changes;
+  if (c?.since_run_id) {
+    lines.push(
+      `  since ${c.since_run_id}: ${c.outside_total} outside change${c.outside_total === 1 ? "" : "s"} (${c.undone_total} undoing the tool's writes), ${c.new_findings} new, ${c.resolved_findings} resolved`,
+    );
+  }
   lines.push(`  report: ${s.reports.dir}`);
   return escapeInvisible(lines.join("\n"), { keepNewlines: true });
 }
