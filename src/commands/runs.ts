@@ -15,7 +15,7 @@ import { runCommand } from "./run-command.ts";
 export const runsCommand: CommandModule = {
   command: "runs",
   describe:
-    "List runs, newest first: mode, status (a running run without a heartbeat for a minute shows as stale), exit code, start time, error, counts.",
+    "List runs, newest first: mode, status (a running run without a heartbeat for a minute shows as stale), exit code, start time, error, findings and outcomes (each in a fixed order).",
   builder: (y: Argv) =>
     withOptions(y, runsOptions, "Runs:")
       .example("$0 runs --limit 5", "The five latest runs")

@@ -181,6 +181,32 @@ export const reconcileOptions = {
     group: "reconcile",
     help: "Also delete unexpected client-set SELL_ONLY controls that are overridable. Never touches SERVICE, non-overridable or other controls.",
   }),
+  pruneOrphans: option({
+    flag: "prune-orphans",
+    default: false,
+    schema: booleanSchema,
+    kind: "boolean",
+    group: "reconcile",
+    help: "Also delete the controls this tool created on identities whose source row is gone (orphaned_own_control), never the last SELL_ONLY of an identity whose flags ask for one.",
+  }),
+  forceContested: option({
+    flag: "force-contested",
+    default: false,
+    schema: booleanSchema,
+    kind: "boolean",
+    group: "reconcile",
+    help: "Write to contested identities too (outside changes undid the tool's writes on them twice or more); without it they are reported and left as they are.",
+  }),
+  exitOn: option({
+    flag: "exit-on",
+    env: "CONTROLS_EXIT_ON",
+    default: "client" as "client" | "any" | "changes",
+    schema: choiceSchema(["client", "any", "changes"]),
+    kind: "string",
+    choices: ["client", "any", "changes"],
+    group: "reconcile",
+    help: "What makes reconcile exit 2: client (work left for the client: a finding of theirs the run did not settle), any (any finding left, the platform's included), changes (outside changes or new client work since the previous apply/reconcile: a nightly cron's alert).",
+  }),
 } as const;
 
 /** `revert RUN_ID`. */

@@ -48,6 +48,16 @@ export interface IdentityInRun {
     | "other_active_controls"
     | "detail"
   >[];
+  /** What changed outside the tool since the previous writing run (0009), as this run saw it. */
+  readonly outside_changes: {
+    change: string;
+    since_run_id: string;
+    control_id: string | null;
+    set_by: string | null;
+    undone: boolean;
+    detail: string | null;
+    seen_at: string;
+  }[];
   /** The journal's actions on it, newest first. */
   readonly actions: {
     action: string;
@@ -119,7 +129,13 @@ export async function identityHistoryPage(
           'attempts', a.attempts, 'http_status', a.http_status, 'error', a.error,
           'result_control_id', a.result_control_id, 'updated_at', a.updated_at) order by a.id desc)
         from ${sql.table(t.actions)} a where a.run_id = r.id and a.identity_id = ${identityId}
-      ), '[]'::json) as actions
+      ), '[]'::json) as actions,
+      coalesce((
+        select json_agg(json_build_object('change', w.kind, 'since_run_id', w.since_run_id,
+          'control_id', w.control_id, 'set_by', w.set_by, 'undone', w.undone, 'detail', w.detail,
+          'seen_at', w.seen_at) order by w.kind, w.control_id)
+        from ${sql.table(t.worldChanges)} w where w.run_id = r.id and w.identity_id = ${identityId}
+      ), '[]'::json) as outside_changes
     from ${sql.table(t.runs)} r
     where ${
       beforeRunId === null
@@ -138,6 +154,8 @@ export async function identityHistoryPage(
                    where f.run_id = r.id and f.identity_id = ${identityId})
         or exists (select 1 from ${sql.table(t.actions)} a
                    where a.run_id = r.id and a.identity_id = ${identityId})
+        or exists (select 1 from ${sql.table(t.worldChanges)} w
+                   where w.run_id = r.id and w.identity_id = ${identityId})
       )
     order by r.started_at desc, r.id desc
     limit ${limit}`.execute(db);
@@ -150,5 +168,6 @@ export async function identityHistoryPage(
     controls: parsed(row.controls),
     findings: parsed(row.findings),
     actions: parsed(row.actions),
+    outside_changes: parsed(row.outside_changes),
   }));
 }

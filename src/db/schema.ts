@@ -34,6 +34,7 @@ export const TOOL_TABLES = {
   runEvents: `${TOOL_SCHEMA}.run_events`,
   listedIdentities: `${TOOL_SCHEMA}.listed_identities`,
   platformWaitSightings: `${TOOL_SCHEMA}.platform_wait_sightings`,
+  worldChanges: `${TOOL_SCHEMA}.world_changes`,
 } as const;
 
 /** A timestamptz that the database fills in (`default now()`), overridable on insert/update. */
@@ -254,6 +255,36 @@ export interface PlatformWaitSightingsTable {
   run_id: string;
 }
 
+/** The kinds of outside change a writing run sees since the previous one (0009). */
+export const WORLD_CHANGE_KINDS = [
+  "control_added",
+  "control_removed",
+  "control_changed",
+  "flag_set",
+  "flag_cleared",
+  "source_row_added",
+  "source_row_removed",
+  "identity_appeared",
+  "identity_vanished",
+] as const;
+export type WorldChangeKind = (typeof WORLD_CHANGE_KINDS)[number];
+
+/** One change in the world that the tool did not write, seen by a writing run (0009). */
+export interface WorldChangesTable {
+  run_id: string;
+  /** The previous writing run on the same platform and source, whose state after its actions is compared. */
+  since_run_id: string;
+  identity_id: string;
+  kind: WorldChangeKind;
+  control_id: string | null;
+  /** CLIENT or SERVICE (a flag: the owner its control has), normalised. */
+  set_by: string | null;
+  detail: string | null;
+  /** The change reversed a write of the tool: its control removed, or a control it pruned re-added. */
+  undone: ColumnType<boolean, boolean | undefined, boolean>;
+  seen_at: Timestamp;
+}
+
 export interface Database {
   [TOOL_TABLES.runs]: RunsTable;
   [TOOL_TABLES.sourceRows]: SourceRowsTable;
@@ -266,6 +297,7 @@ export interface Database {
   [TOOL_TABLES.runEvents]: RunEventsTable;
   [TOOL_TABLES.listedIdentities]: ListedIdentitiesTable;
   [TOOL_TABLES.platformWaitSightings]: PlatformWaitSightingsTable;
+  [TOOL_TABLES.worldChanges]: WorldChangesTable;
 }
 
 export type Run = Selectable<RunsTable>;
@@ -284,3 +316,4 @@ export type NewAction = Insertable<ActionsTable>;
 export type ActionUpdate = Updateable<ActionsTable>;
 export type RunControlRow = Selectable<RunControlsTable>;
 export type RunEvent = Selectable<RunEventsTable>;
+export type WorldChange = Selectable<WorldChangesTable>;

@@ -20,6 +20,8 @@ export const FINDING_KINDS = [
   "source_warning",
   "read_failed",
   ...THREE_WAY_FINDINGS,
+  "orphaned_own_control",
+  "contested",
 ] as const;
 export type FindingKind = (typeof FINDING_KINDS)[number];
 

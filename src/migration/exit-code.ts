@@ -25,6 +25,33 @@ export function isClientWork(finding: string): boolean {
   return finding !== "in_sync" && !PLATFORM_OWNED_FINDINGS.has(finding);
 }
 
+/**
+ * Which findings make a reconcile exit 2 (`--exit-on`): `client`, work left for the client;
+ * `any`, any finding left, platform-owned ones included; `changes`, outside changes or new client
+ * work since the previous writing run (a nightly cron's alert).
+ */
+export const EXIT_ON = ["client", "any", "changes"] as const;
+export type ExitOn = (typeof EXIT_ON)[number];
+
+/**
+ * Findings that are work for the client (a person on the client's side decides or fixes): the
+ * rest (`missing_service_control`, `unexpected_service_control`, `identity_not_found`,
+ * `unknown_to_source`, `source_warning`) are the platform's to migrate, or facts to report.
+ */
+export const CLIENT_WORK_KINDS: readonly string[] = [
+  "missing_client_control",
+  "unexpected_client_control",
+  "attribute_mismatch",
+  "invalid_source_row",
+  "read_failed",
+  "orphaned_own_control",
+  "contested",
+  "platform_will_restrict",
+  "duplicate_client_control",
+  "platform_unaware_of_admin_flag",
+  "source_behind_platform",
+];
+
 /** What the policy looks at, counted once a run's work is over. */
 export interface RunTally {
   readonly mode: RunMode;
@@ -40,6 +67,14 @@ export interface RunTally {
   readonly failedActions: number;
   /** Actions still pending, in flight or ambiguous: their outcome is not settled. */
   readonly unsettledActions: number;
+  /** reconcile: what exits 2 (default `client`). */
+  readonly exitOn?: ExitOn;
+  /** Findings of {@link CLIENT_WORK_KINDS} left after the run's succeeded actions. */
+  readonly clientWorkLeft?: number;
+  /** `--exit-on changes`: outside changes since the previous writing run. */
+  readonly outsideChanges?: number;
+  /** `--exit-on changes`: client work new since the previous writing run and left after this one. */
+  readonly newClientWork?: number;
 }
 
 /**
@@ -55,7 +90,13 @@ export function exitCodeFor(t: RunTally): ExitCode {
   if (t.failedActions > 0 || t.unsettledActions > 0) return ExitCode.actionsFailed;
   if (t.mode === "apply" || t.mode === "revert") return ExitCode.ok;
   // reconcile: each succeeded action resolved one finding; what is left is for people.
-  return t.reportableFindings - t.succeededActions > 0 ? ExitCode.findings : ExitCode.ok;
+  const left =
+    (t.exitOn ?? "client") === "any"
+      ? t.reportableFindings - t.succeededActions
+      : t.exitOn === "changes"
+        ? (t.outsideChanges ?? 0) + (t.newClientWork ?? 0)
+        : (t.clientWorkLeft ?? 0);
+  return left > 0 ? ExitCode.findings : ExitCode.ok;
 }
 
 /**

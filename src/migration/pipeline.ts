@@ -37,10 +37,11 @@ import {
   settleUnfinishedWriters,
   whileAlive,
 } from "./run-lifecycle.ts";
-import { buildRunSummary, readRunFigures, reconcileChanges, tallyOf } from "./run-summary.ts";
+import { buildRunSummary } from "./run-summary.ts";
 import type { SourceCounts } from "./source-stage.ts";
 import { type PlatformStateSummary, readPlatformState } from "./state-stage.ts";
 import { recordUnreported } from "./unreported-run.ts";
+import { assessWorld, finalTally } from "./world-delta.ts";
 
 export type { PendingWrites, PipelineDeps, PipelineOptions } from "./pipeline-context.ts";
 
@@ -109,6 +110,10 @@ async function readNewRun(
   runId: string,
 ): Promise<ReadRun> {
   const { source, strategy, platformState } = await readStages(deps, options, runId);
+  // An adopted plan's state is re-read after the confirmation: its delta is not this run's.
+  if (options.mode !== "plan" && !options.run.plan) {
+    await assessWorld(deps, options, runId, strategy);
+  }
   await recordRead(deps, runId, source, strategy);
   return { id: runId, source, strategy, platformState };
 }
@@ -213,8 +218,7 @@ async function finish(
   startedMs: number,
 ): Promise<PipelineResult> {
   const db = deps.handle.db;
-  const figures = await readRunFigures(db, run.id);
-  const tally = tallyOf(options.mode, deps.signal?.aborted === true, figures);
+  const { figures, tally, changes } = await finalTally(deps, options, run.id);
   // The books are checked before the exit code is chosen: exit 0 promises they balance.
   const prune = options.mode === "reconcile" && options.run.prune;
   const gap = tally.interrupted
@@ -240,7 +244,7 @@ async function finish(
     source: run.source ?? { rowsRead: 0, candidates: 0, anomalies: 0 },
     figures,
     metrics: deps.client.metrics(),
-    changes: await reconcileChanges(db, run.id, tally),
+    changes,
   });
   // A report that cannot be written (a full disk) leaves the run's counts recorded all the same.
   const dir = reportDir(run.id, options.run.out);

@@ -11,6 +11,7 @@ import { UserError } from "../errors.ts";
 import { renderIdentityHistory, renderIdentityHistoryJson } from "../reports/identity-history.ts";
 import { renderRunsTable, shownStatus } from "../reports/runs-table.ts";
 import type { RunSummary } from "../reports/summary.ts";
+import { FINDING_KINDS } from "./classify.ts";
 import { reportDir, writeRunReport } from "./report.ts";
 
 /** A read command and its settings, as a request of the local channel carries it. */
@@ -59,7 +60,7 @@ async function runsText(db: Kysely<Database>, limit: number, json: boolean): Pro
       )
       .join("");
   }
-  return runs.length === 0 ? "No runs yet.\n" : `${renderRunsTable(runs, now)}\n`;
+  return runs.length === 0 ? "No runs yet.\n" : `${renderRunsTable(runs, now, FINDING_KINDS)}\n`;
 }
 
 async function showText(

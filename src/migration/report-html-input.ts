@@ -4,10 +4,10 @@
  * new or resolved since the previous one.
  */
 import type { Kysely } from "kysely";
-import { findingsNotIn } from "../db/change-queries.ts";
 import { readRequestSeries } from "../db/request-series-queries.ts";
 import { getRun } from "../db/run-queries.ts";
 import type { Database } from "../db/schema.ts";
+import { findingDeltaRows } from "../db/world-finding-queries.ts";
 import type { HtmlReportInput } from "../reports/html/report-page.ts";
 import type { RunSummary } from "../reports/summary.ts";
 import { TOOL_VERSION } from "../version.ts";
@@ -27,15 +27,15 @@ export async function htmlReportInput(
 ): Promise<HtmlReportInput> {
   const run = await getRun(db, summary.run_id);
   const apiUrl = run?.options?.api_url;
-  const prev = summary.changes?.previous_run_id;
+  const prev = summary.changes?.since_run_id;
   return {
     summary,
     apiUrl: typeof apiUrl === "string" ? apiUrl : null,
     series: await readRequestSeries(db, summary.run_id),
     changes: prev
       ? {
-          added: await findingsNotIn(db, summary.run_id, prev, CHANGES_LISTED),
-          resolved: await findingsNotIn(db, prev, summary.run_id, CHANGES_LISTED),
+          added: await findingDeltaRows(db, summary.run_id, prev, "added", CHANGES_LISTED),
+          resolved: await findingDeltaRows(db, summary.run_id, prev, "resolved", CHANGES_LISTED),
         }
       : null,
     toolVersion: TOOL_VERSION,

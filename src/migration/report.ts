@@ -11,8 +11,10 @@ import { canonicalSummary } from "../reports/canonical-summary.ts";
 import { type DiffRow, writeDiffCsv } from "../reports/csv.ts";
 import { diskFullError } from "../reports/disk-full.ts";
 import { writeReportHtml } from "../reports/html/write-report-html.ts";
+import { ownerSpelling } from "../reports/owner-spelling.ts";
 import { claimReportDir } from "../reports/report-files.ts";
 import { type ControlEventFigure, type RunSummary, writeSummaries } from "../reports/summary.ts";
+import { writeChangesCsv } from "./changes-report.ts";
 import { htmlReportInput } from "./report-html-input.ts";
 import { revertDiffRows } from "./revert-diff.ts";
 
@@ -37,11 +39,11 @@ function toDiffRow(r: DiffRecord): DiffRow {
     expected_set_by: r.expected_set_by,
     expected_is_overridable: r.expected_is_overridable,
     observed_control_id: r.observed_control_id,
-    observed_set_by: r.observed_set_by,
+    observed_set_by: r.observed_set_by && ownerSpelling(r.observed_set_by),
     observed_is_overridable: r.observed_is_overridable,
-    other_active_controls: r.other_active_controls,
+    other_active_controls: r.other_active_controls && ownerSpelling(r.other_active_controls),
     action: r.action ?? intendedAction(r),
-    outcome: r.action ? (r.outcome ?? r.status) : r.detail,
+    outcome: r.action ? (r.outcome ?? r.status) : r.detail && ownerSpelling(r.detail),
     http_status: r.http_status,
     error: r.error,
     attempts: r.attempts,
@@ -154,6 +156,7 @@ export async function writeRunReport(
   await claimReportDir(dir, summary.run_id, force);
   const csv = join(dir, "diff.csv");
   const rows = await writeDiffCsv(csv, runDiffRows(db, summary, all)).catch(diskFullAt(csv));
+  if (summary.changes?.since_run_id) await writeChangesCsv(db, summary.run_id, dir);
   const events = await controlEvents(db, summary.run_id);
   const full: RunSummary = canonicalSummary({
     ...summary,

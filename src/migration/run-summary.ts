@@ -4,10 +4,9 @@
  * code and status, the pipeline closes the run.
  */
 import type { Kysely } from "kysely";
-import { countFindings, findingChanges } from "../db/finding-queries.ts";
+import { countFindings } from "../db/finding-queries.ts";
 import { countActionsByStatus, countActionsPerStatus } from "../db/journal-queries.ts";
 import { countOutcomesByFinding, type FindingOutcomeCount } from "../db/outcome-queries.ts";
-import { previousCompletedRun } from "../db/run-queries.ts";
 import type { ActionStatus, Database, RunMode } from "../db/schema.ts";
 import { threeWayCells } from "../db/three-way-queries.ts";
 import type { ClientMetrics } from "../platform/index.ts";
@@ -96,29 +95,6 @@ export function tallyOf(mode: RunMode, interrupted: boolean, f: RunFigures): Run
     // learnt late (how the filtered strategy checks existence), not an action to retry.
     failedActions: f.actions.failed - (f.outcomes["failed:identity_not_found"] ?? 0),
     unsettledActions: f.actions.pending + f.actions.in_flight + f.actions.ambiguous,
-  };
-}
-
-/** reconcile: new and resolved findings since the previous completed reconcile. */
-export async function reconcileChanges(
-  db: Kysely<Database>,
-  runId: string,
-  tally: RunTally,
-): Promise<RunSummary["changes"]> {
-  if (tally.mode !== "reconcile") return null;
-  const prev = await previousCompletedRun(db, "reconcile", runId);
-  if (!prev) {
-    return {
-      previous_run_id: null,
-      new_findings: tally.reportableFindings,
-      resolved_findings: 0,
-    };
-  }
-  const c = await findingChanges(db, runId, prev.id);
-  return {
-    previous_run_id: prev.id,
-    new_findings: c.newFindings,
-    resolved_findings: c.resolvedFindings,
   };
 }
 

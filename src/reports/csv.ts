@@ -70,7 +70,22 @@ export function safeCell(value: string): string {
  * @example
  *   const rows = await writeDiffCsv("reports/r1/diff.csv", diffRows(db, "r1"));
  */
-export async function writeDiffCsv(path: string, rows: AsyncIterable<DiffRow>): Promise<number> {
+export function writeDiffCsv(path: string, rows: AsyncIterable<DiffRow>): Promise<number> {
+  return writeCsv(path, DIFF_COLUMNS, rows);
+}
+
+/**
+ * Streams rows of the given columns into a CSV file, each cell made safe ({@link safeCell}); the
+ * file appears under its name only once complete. Returns the number of rows written.
+ *
+ * @example
+ *   await writeCsv("reports/r1/changes.csv", CHANGE_COLUMNS, changeRows(db, "r1"));
+ */
+export async function writeCsv<C extends string>(
+  path: string,
+  columns: readonly C[],
+  rows: AsyncIterable<Record<C, string | number | boolean | Date | null>>,
+): Promise<number> {
   let count = 0;
   async function* counted() {
     for await (const row of rows) {
@@ -80,7 +95,7 @@ export async function writeDiffCsv(path: string, rows: AsyncIterable<DiffRow>): 
   }
   const stringifier = stringify({
     header: true,
-    columns: DIFF_COLUMNS as unknown as string[],
+    columns: [...columns],
     cast: {
       boolean: (v) => (v ? "true" : "false"),
       date: (v) => v.toISOString(),

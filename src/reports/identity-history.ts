@@ -5,6 +5,7 @@
  */
 import type { IdentityInRun } from "../db/history-queries.ts";
 import { escapeInvisible } from "../visible-text.ts";
+import { ownerSpelling } from "./owner-spelling.ts";
 
 /** One run's view of the identity, as `history-queries.ts` reads it. */
 type RunView = IdentityInRun;
@@ -14,13 +15,22 @@ const overridable = (v: boolean) => (v ? "overridable" : "not overridable");
 const join = (...parts: (string | null | undefined | false)[]) =>
   parts.filter((p) => p !== null && p !== undefined && p !== false && p !== "").join(" ");
 
+/** What the source line says when the run stored no row: a deleted row says so, and when. */
+function noRow(r: RunView): string {
+  const removed = (r.outside_changes ?? []).find((c) => c.change === "source_row_removed");
+  if (removed) {
+    return `the row was deleted (first seen missing at ${new Date(removed.seen_at).toISOString()}, since run ${removed.since_run_id})`;
+  }
+  const orphan = r.findings.find((f) => f.finding === "orphaned_own_control");
+  if (orphan) return `the row is gone${orphan.detail ? ` (${orphan.detail})` : ""}`;
+  return "no row stored (no flag set, or not in the source)";
+}
+
 function runLines(r: RunView): string[] {
   const lines = [
     `run ${r.run_id}  ${r.mode}  ${r.status}  exit ${r.exit_code ?? "-"}  started ${r.started_at.toISOString()}`,
   ];
-  if (r.source.length === 0) {
-    lines.push("  source    no row stored (no flag set, or not in the source)");
-  }
+  if (r.source.length === 0) lines.push(`  source    ${noRow(r)}`);
   for (const s of r.source) {
     const anomaly = s.anomaly
       ? `  ${s.anomaly}${s.anomaly_detail ? `: ${s.anomaly_detail}` : ""}`
@@ -36,7 +46,10 @@ function runLines(r: RunView): string[] {
       r.controls.length === 0
         ? "no active control"
         : r.controls
-            .map((c) => `${c.type} ${c.control_id} ${c.set_by} ${overridable(c.is_overridable)}`)
+            .map(
+              (c) =>
+                `${c.type} ${c.control_id} ${ownerSpelling(c.set_by)} ${overridable(c.is_overridable)}`,
+            )
             .join("; ");
     const error = r.platform.error ? ` (${r.platform.error})` : "";
     const p = r.platform;
@@ -50,7 +63,21 @@ function runLines(r: RunView): string[] {
     const expected = join(f.expected_type, f.expected_set_by);
     const observed = join(f.observed_control_id, f.observed_set_by);
     lines.push(
-      `  finding   ${join(f.finding, expected && `expected ${expected}`, observed && `observed ${observed}`, f.detail && `(${f.detail})`)}`,
+      ownerSpelling(
+        `  finding   ${join(f.finding, expected && `expected ${expected}`, observed && `observed ${observed}`, f.detail && `(${f.detail})`)}`,
+      ),
+    );
+  }
+  for (const c of r.outside_changes ?? []) {
+    lines.push(
+      `  outside   ${join(
+        c.change,
+        c.control_id && `control ${c.control_id}`,
+        c.set_by,
+        c.detail && `(${c.detail})`,
+        c.undone && "undid the tool's write",
+        `since run ${c.since_run_id}, seen at ${new Date(c.seen_at).toISOString()}`,
+      )}`,
     );
   }
   for (const a of r.actions) {

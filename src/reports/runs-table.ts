@@ -31,13 +31,53 @@ const clip = (s: string) => (s.length > MAX_ERROR ? `${s.slice(0, MAX_ERROR - 1)
 const oneLine = (s: string) => s.replace(/\s+/g, " ").trim();
 
 /**
- * The listing as text: a header row, then one row per run, columns aligned.
+ * A run's counts split in two cells: findings (`kind=n`, in `findingOrder`, then any other kind by
+ * name) and outcomes (`status:outcome=n`, by name). Zeros are left out; an empty cell is `-`.
+ *
+ * @example
+ *   countCells({ in_sync: 2, "succeeded:created": 1 }, ["in_sync"]) // ["in_sync=2", "succeeded:created=1"]
+ */
+export function countCells(
+  counts: Record<string, number> | null,
+  findingOrder: readonly string[],
+): [string, string] {
+  const rank = (k: string) => {
+    const i = findingOrder.indexOf(k);
+    return i < 0 ? findingOrder.length : i;
+  };
+  const entries = Object.entries(counts ?? {}).filter(([, v]) => v > 0);
+  const findings = entries
+    .filter(([k]) => !k.includes(":"))
+    .sort(([a], [b]) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+  const outcomes = entries
+    .filter(([k]) => k.includes(":"))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const cell = (list: [string, number][]) => list.map(([k, v]) => `${k}=${v}`).join(" ") || "-";
+  return [cell(findings), cell(outcomes)];
+}
+
+/**
+ * The listing as text: a header row, then one row per run, columns aligned. Findings and outcomes
+ * are separate columns, each in a fixed order (`findingOrder` for the findings).
  *
  * @example
  *   renderRunsTable(runs, new Date()).split("\n")[0] // "RUN  MODE  STATUS  EXIT  STARTED (UTC) ..."
  */
-export function renderRunsTable(runs: readonly RunListing[], now: Date): string {
-  const header = ["RUN", "MODE", "STATUS", "EXIT", "STARTED (UTC)", "ERROR", "COUNTS"];
+export function renderRunsTable(
+  runs: readonly RunListing[],
+  now: Date,
+  findingOrder: readonly string[] = [],
+): string {
+  const header = [
+    "RUN",
+    "MODE",
+    "STATUS",
+    "EXIT",
+    "STARTED (UTC)",
+    "ERROR",
+    "FINDINGS",
+    "OUTCOMES",
+  ];
   const rows = runs.map((r) => [
     r.id,
     r.mode,
@@ -45,10 +85,7 @@ export function renderRunsTable(runs: readonly RunListing[], now: Date): string 
     r.exit_code === null ? "-" : String(r.exit_code),
     r.started_at.toISOString().slice(0, 19).replace("T", " "),
     r.error ? clip(oneLine(r.error)) : "-",
-    Object.entries(r.counts ?? {})
-      .filter(([, v]) => v > 0)
-      .map(([k, v]) => `${k}=${v}`)
-      .join(" ") || "-",
+    ...countCells(r.counts, findingOrder),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) =>

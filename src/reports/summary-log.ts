@@ -20,6 +20,7 @@ export function logSummary(logger: Logger, s: RunSummary): void {
     source: s.source,
     findings: s.findings,
     outcomes: s.outcomes,
+    ...(s.changes ? { changes: s.changes } : {}),
     requests: Object.fromEntries(Object.entries(s.requests).map(([k, v]) => [k, v.count])),
     report_dir: s.reports.dir,
     report_html: join(s.reports.dir, "report.html"),

@@ -82,10 +82,20 @@ export interface RunSummary {
   readonly outcomes: Record<string, number>;
   readonly requests: Record<string, EndpointFigures>;
   readonly throughput: { readonly identities_per_s: number; readonly actions_per_s: number };
+  /** apply and reconcile: the world and the findings since the previous writing run. */
   readonly changes: {
-    readonly previous_run_id: string | null;
+    /** The previous apply or reconcile on the same platform and source; null: none. */
+    readonly since_run_id: string | null;
+    /** Outside changes (not written by the tool) by kind, every kind present. */
+    readonly outside: Record<string, number>;
+    readonly outside_total: number;
+    /** Outside changes that reversed a write of the tool (our control removed, our prune re-added). */
+    readonly undone_total: number;
+    /** Against the previous writing run's findings left after its actions. */
     readonly new_findings: number;
     readonly resolved_findings: number;
+    /** New findings of client work that this run did not settle (`--exit-on changes`). */
+    readonly new_client_work: number;
   } | null;
   readonly exit_code: number;
   /** Every pause, continue and rate change of the run, and every hold, oldest first. */
@@ -172,16 +182,7 @@ export function renderSummaryMarkdown(s: RunSummary): string {
       ? `Throughput: ${s.throughput.identities_per_s.toFixed(1)} identities/s.`
       : `Throughput: ${s.throughput.identities_per_s.toFixed(1)} identities/s, ${s.throughput.actions_per_s.toFixed(1)} actions/s.`,
   ];
-  if (s.changes) {
-    parts.push(
-      "",
-      "## Since the previous reconcile",
-      "",
-      s.changes.previous_run_id
-        ? `Compared with ${s.changes.previous_run_id}: ${s.changes.new_findings} new findings, ${s.changes.resolved_findings} resolved.`
-        : "No previous reconcile to compare with.",
-    );
-  }
+  parts.push(...changesSection(s.changes));
   parts.push(...revertSection(s.revert), ...controlEventsSection(s.control_events));
   parts.push("", `Diff: \`${s.reports.diff_csv}\` (${s.reports.rows} rows).`, "");
   return parts.join("\n");
@@ -197,6 +198,21 @@ export function revertLine(r: RevertFigures): string {
 function revertOutcomes(s: RunSummary): string[] {
   const done = Object.entries(s.outcomes).filter(([k]) => k !== "skipped:dry_run");
   return done.length === 0 ? [] : [`  outcomes: ${done.map(([k, n]) => `${n} ${k}`).join(", ")}`];
+}
+
+function changesSection(c: RunSummary["changes"]): string[] {
+  if (!c) return [];
+  if (!c.since_run_id) {
+    return ["", "## Since the previous run", "", "No previous apply or reconcile to compare with."];
+  }
+  const kinds = Object.entries(c.outside).filter(([, n]) => n > 0);
+  return [
+    "",
+    "## Since the previous run",
+    "",
+    `Compared with ${c.since_run_id} after its actions: ${c.outside_total} outside change${c.outside_total === 1 ? "" : "s"} (${c.undone_total} undoing the tool's writes), ${c.new_findings} new finding${c.new_findings === 1 ? "" : "s"}, ${c.resolved_findings} resolved.`,
+    ...(kinds.length > 0 ? ["", table(["outside change", "count"], kinds)] : []),
+  ];
 }
 
 /** How many re-created controls summary.md lists (summary.json lists them all). */
@@ -299,6 +315,12 @@ export function renderSummaryTable(s: RunSummary): string {
   }
   if (s.revert) lines.splice(1, 1, revertLine(s.revert), ...revertOutcomes(s));
   else if (rows.length === 0) lines.push("  no findings");
+  const c = s.changes;
+  if (c?.since_run_id) {
+    lines.push(
+      `  since ${c.since_run_id}: ${c.outside_total} outside change${c.outside_total === 1 ? "" : "s"} (${c.undone_total} undoing the tool's writes), ${c.new_findings} new, ${c.resolved_findings} resolved`,
+    );
+  }
   lines.push(`  report: ${s.reports.dir}`, `  open: ${join(s.reports.dir, "report.html")}`);
   return escapeInvisible(lines.join("\n"), { keepNewlines: true });
 }

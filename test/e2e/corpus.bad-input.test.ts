@@ -321,6 +321,8 @@ for (const backend of backends) {
         "reconcile",
         "--yes",
         "--prune",
+        "--exit-on",
+        "any",
         "--json",
         "--out",
         join(out, "reconcile"),

@@ -158,7 +158,16 @@ for (const backend of backends) {
 
     it("reconcile --prune --yes keeps B's only SELL_ONLY and deletes the no-flag identity's stale one", async () => {
       const dir = join(out, "prune");
-      const r = await cli(["reconcile", "--prune", "--yes", "--json", "--out", dir]);
+      const r = await cli([
+        "reconcile",
+        "--prune",
+        "--yes",
+        "--exit-on",
+        "any",
+        "--json",
+        "--out",
+        dir,
+      ]);
       // Report-only findings remain (A's service control, B's missing one and its kept client one).
       assert.equal(r.code, 2, r.stderr);
       const summary = JSON.parse(r.stdout);
@@ -178,7 +187,16 @@ for (const backend of backends) {
 
     it("a second reconcile --prune makes zero writes", async () => {
       const before = writeRequests(sandbox);
-      const r = await cli(["reconcile", "--prune", "--yes", "--json", "--out", join(out, "again")]);
+      const r = await cli([
+        "reconcile",
+        "--prune",
+        "--yes",
+        "--exit-on",
+        "any",
+        "--json",
+        "--out",
+        join(out, "again"),
+      ]);
       assert.equal(r.code, 2, r.stderr);
       const summary = JSON.parse(r.stdout);
       assert.deepEqual(summary.outcomes, {});
@@ -242,6 +260,8 @@ for (const backend of backends) {
         [
           "reconcile",
           "--prune",
+          "--exit-on",
+          "any",
           "--state",
           "bulk",
           "--no-progress",

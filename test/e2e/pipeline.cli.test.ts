@@ -88,7 +88,15 @@ for (const backend of backends) {
 
     it("a reconcile right after apply makes zero write calls and states what changed", async () => {
       const before = writes(sandbox);
-      const r = await cli(["reconcile", "--yes", "--json", "--out", join(out, "rec1")]);
+      const r = await cli([
+        "reconcile",
+        "--yes",
+        "--exit-on",
+        "any",
+        "--json",
+        "--out",
+        join(out, "rec1"),
+      ]);
       assert.equal(r.code, 2, r.stderr); // report-only findings remain
       const s = JSON.parse(r.stdout);
       assert.equal(writes(sandbox), before);
@@ -97,7 +105,16 @@ for (const backend of backends) {
     });
 
     it("reconcile --prune deletes only overridable client SELL_ONLY controls and never the last SELL_ONLY of a flagged identity", async () => {
-      const r = await cli(["reconcile", "--yes", "--prune", "--json", "--out", join(out, "rec2")]);
+      const r = await cli([
+        "reconcile",
+        "--yes",
+        "--prune",
+        "--exit-on",
+        "any",
+        "--json",
+        "--out",
+        join(out, "rec2"),
+      ]);
       assert.equal(r.code, 2, r.stderr);
       const active = (k: string) =>
         sandbox.controlsOf(ids[k]!).filter((c) => c.type === "SELL_ONLY");

@@ -142,7 +142,14 @@ for (const backend of backends) {
 
     it("reconcile replaces the file whole (a new file renamed over the old) and records itself as the last successful reconcile", async () => {
       const before = statSync(metrics).ino;
-      const r = await cli(["reconcile", "--yes", "--out", join(dir, "reconcile")]);
+      const r = await cli([
+        "reconcile",
+        "--yes",
+        "--exit-on",
+        "any",
+        "--out",
+        join(dir, "reconcile"),
+      ]);
       assert.equal(r.code, 2, r.stderr);
       const s = JSON.parse(
         readFileSync(join(dir, "reconcile", "summary.json"), "utf8"),

@@ -70,7 +70,15 @@ const summary: RunSummary = {
   outcomes: { "failed:invalid": HOSTILE.length },
   requests: {},
   throughput: { identities_per_s: 1.6, actions_per_s: 1.6 },
-  changes: { previous_run_id: "20251231-000000-abcd", new_findings: 2, resolved_findings: 0 },
+  changes: {
+    since_run_id: "20251231-000000-abcd",
+    outside: {},
+    outside_total: 0,
+    undone_total: 0,
+    new_findings: 2,
+    resolved_findings: 0,
+    new_client_work: 0,
+  },
   exit_code: 3,
   reports: { dir: ".", diff_csv: "./diff.csv", rows: HOSTILE.length },
 };

@@ -113,7 +113,7 @@ describe("report.html of the demo, in headless Chromium", () => {
       if (mode === "reconcile") {
         const changes = w.page.locator("#changes");
         assert.ok(summary.changes);
-        if (summary.changes.previous_run_id) {
+        if (summary.changes.since_run_id) {
           assert.equal(
             Number(await changes.getAttribute("data-new")),
             summary.changes.new_findings,
@@ -123,7 +123,7 @@ describe("report.html of the demo, in headless Chromium", () => {
             summary.changes.resolved_findings,
           );
         } else {
-          assert.match((await changes.textContent()) ?? "", /No previous reconcile/);
+          assert.match((await changes.textContent()) ?? "", /No previous apply or reconcile/);
         }
       }
       await w.page.screenshot({ path: join(SHOTS, `report-html-${mode}.png`) });

@@ -98,7 +98,15 @@ for (const backend of backends) {
     });
 
     it("reconcile --prune with auto lists the platform instead, and deletes the stale client control of the identity without a flag", async () => {
-      const r = await cli(["reconcile", "--yes", "--prune", "--out", join(out, "prune")]);
+      const r = await cli([
+        "reconcile",
+        "--yes",
+        "--prune",
+        "--exit-on",
+        "any",
+        "--out",
+        join(out, "prune"),
+      ]);
       assert.equal(r.code, 2, r.stderr); // the SERVICE controls are report-only
       const s = JSON.parse(r.stdout);
       assert.ok(["bulk", "filtered"].includes(s.strategy), s.strategy);

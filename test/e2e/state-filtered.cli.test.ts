@@ -231,7 +231,7 @@ for (const backend of backends) {
       }
     });
 
-    it("apply creates the same controls; filtered learns from the create's 404 that the unknown identity does not exist", async () => {
+    it("apply creates the same controls; filtered learns from the create's 404 that the unknown identity does not exist, and records bulk's finding for it", async () => {
       const s = await runAll("apply", ["apply", "--yes"]);
       assert.equal(s.bulk!.result.code, 0, s.bulk!.result.stderr);
       assert.deepEqual(s.bulk!.summary.outcomes, { "succeeded:created": 4 });
@@ -243,7 +243,7 @@ for (const backend of backends) {
           "succeeded:created": 4,
         });
         assert.ok(
-          f.rows.some((r) => /^I\|missing_client_control\|.*\|create\|identity_not_found$/.test(r)),
+          f.rows.some((r) => /^I\|identity_not_found\|.*\|create\|identity_not_found$/.test(r)),
           f.rows.join("\n"),
         );
       }
@@ -252,8 +252,8 @@ for (const backend of backends) {
     });
 
     it("reconcile and reconcile --prune give bulk's findings and leave the same end state", async () => {
-      const rec = await runAll("reconcile", ["reconcile", "--yes"]);
-      const pruned = await runAll("prune", ["reconcile", "--yes", "--prune"]);
+      const rec = await runAll("reconcile", ["reconcile", "--yes", "--exit-on", "any"]);
+      const pruned = await runAll("prune", ["reconcile", "--yes", "--prune", "--exit-on", "any"]);
       for (const s of [rec, pruned]) {
         assert.equal(s.bulk!.result.code, 2, s.bulk!.result.stderr);
         for (const name of filteredNames()) {

@@ -95,6 +95,8 @@ export const EXPECTED_FINDINGS = {
   invalid_source_row: 1,
   source_warning: 0,
   read_failed: 0,
+  orphaned_own_control: 0,
+  contested: 0,
 };
 
 /** Creates `identities (id, user_disabled, admin_disabled)` holding the crafted source rows. */

@@ -102,7 +102,10 @@ for (const backend of backends) {
       const r = await cli(["runs", "--limit", "50"]);
       assert.equal(r.code, 0, r.stderr);
       const [header, ...rows] = r.stdout.trimEnd().split("\n");
-      assert.match(header ?? "", /^RUN\s+MODE\s+STATUS\s+EXIT\s+STARTED \(UTC\)\s+ERROR\s+COUNTS$/);
+      assert.match(
+        header ?? "",
+        /^RUN\s+MODE\s+STATUS\s+EXIT\s+STARTED \(UTC\)\s+ERROR\s+FINDINGS\s+OUTCOMES$/,
+      );
       const stale = rows.find((l) => l.startsWith("20000101-000000-0001"));
       if (lockHolder) {
         assert.match(stale ?? "", /stale \(process gone\?\)/);

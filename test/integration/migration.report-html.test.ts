@@ -131,14 +131,21 @@ for (const b of backends) {
         .execute();
       const c = await findingChanges(h.db, "r2", "r1");
       const changes = {
-        previous_run_id: "r1",
+        since_run_id: "r1",
+        outside: {},
+        outside_total: 0,
+        undone_total: 0,
         new_findings: c.newFindings,
         resolved_findings: c.resolvedFindings,
+        new_client_work: 0,
       };
       const out = dir();
       await writeRunReport(h.db, summary("r2", { mode: "reconcile", changes }), out, false);
       const html = readFileSync(join(out, "report.html"), "utf8");
-      assert.match(html, /Compared with r1: 2 new findings, 1 resolved\./);
+      assert.match(
+        html,
+        /Compared with r1 after its actions: 0 outside changes \(0 undoing the tool's writes\), 2 new findings, 1 resolved\./,
+      );
       const listed = (id: string) =>
         [
           ...(new RegExp(`<table id="${id}">([\\s\\S]*?)</table>`).exec(html)?.[1] ?? "").matchAll(

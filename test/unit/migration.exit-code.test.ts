@@ -106,11 +106,29 @@ describe("exitCodeFor", () => {
     assert.equal(exitCodeFor(t), ExitCode.ok);
   });
 
-  it("gives reconcile 2 only for findings its own succeeded actions did not resolve", () => {
-    const done = tally({ mode: "reconcile", reportableFindings: 3, succeededActions: 3 });
+  it("gives reconcile --exit-on any 2 only for findings its own succeeded actions did not resolve", () => {
+    const any = { mode: "reconcile", exitOn: "any" } as const;
+    const done = tally({ ...any, reportableFindings: 3, succeededActions: 3 });
     assert.equal(exitCodeFor(done), ExitCode.ok);
-    const left = tally({ mode: "reconcile", reportableFindings: 4, succeededActions: 3 });
+    const left = tally({ ...any, reportableFindings: 4, succeededActions: 3 });
     assert.equal(exitCodeFor(left), ExitCode.findings);
+  });
+
+  it("gives reconcile 0 by default (--exit-on client) when only platform-owned findings are left, 2 when client work is left", () => {
+    const platformOnly = tally({ mode: "reconcile", reportableFindings: 4, clientWorkLeft: 0 });
+    assert.equal(exitCodeFor(platformOnly), ExitCode.ok);
+    const client = tally({ mode: "reconcile", reportableFindings: 4, clientWorkLeft: 1 });
+    assert.equal(exitCodeFor(client), ExitCode.findings);
+    assert.equal(exitCodeFor({ ...client, exitOn: "client" }), ExitCode.findings);
+  });
+
+  it("gives reconcile --exit-on changes 2 only for outside changes or new client work, whatever is left", () => {
+    const changes = { mode: "reconcile", exitOn: "changes", reportableFindings: 9 } as const;
+    const quiet = tally({ ...changes, clientWorkLeft: 5, outsideChanges: 0, newClientWork: 0 });
+    assert.equal(exitCodeFor(quiet), ExitCode.ok);
+    assert.equal(exitCodeFor({ ...quiet, outsideChanges: 1 }), ExitCode.findings);
+    assert.equal(exitCodeFor({ ...quiet, newClientWork: 1 }), ExitCode.findings);
+    assert.equal(exitCodeFor({ ...quiet, failedActions: 1 }), ExitCode.actionsFailed);
   });
 });
 

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type RunListing, renderRunsTable, shownStatus } from "../../src/reports/runs-table.ts";
+import {
+  countCells,
+  type RunListing,
+  renderRunsTable,
+  shownStatus,
+} from "../../src/reports/runs-table.ts";
 
 const now = new Date("2026-11-22T12:00:00Z");
 const run = (over: Partial<RunListing>): RunListing => ({
@@ -39,8 +44,8 @@ describe("the runs listing", () => {
       now,
     );
     const [header, a, b] = text.split("\n");
-    assert.match(header!, /^RUN +MODE +STATUS +EXIT +STARTED \(UTC\) +ERROR +COUNTS$/);
-    assert.match(b!, /POST \/oauth2\/token: 401 invalid_client +in_sync=3$/);
+    assert.match(header!, /^RUN +MODE +STATUS +EXIT +STARTED \(UTC\) +ERROR +FINDINGS +OUTCOMES$/);
+    assert.match(b!, /POST \/oauth2\/token: 401 invalid_client +in_sync=3 +-$/);
     for (const name of ["MODE", "STATUS", "EXIT", "ERROR"]) {
       const at = header!.indexOf(name);
       assert.equal(a![at - 1], " ");
@@ -48,5 +53,47 @@ describe("the runs listing", () => {
       assert.notEqual(a![at], " ", `${name} column of row 1`);
       assert.notEqual(b![at], " ", `${name} column of row 2`);
     }
+  });
+});
+
+describe("the runs listing's counts", () => {
+  it("puts findings and outcomes in separate cells, findings in the given order and outcomes by name, whatever order the counts came in", () => {
+    const order = ["in_sync", "missing_client_control", "unexpected_client_control"];
+    const a = countCells(
+      {
+        "succeeded:deleted": 1,
+        unexpected_client_control: 1,
+        in_sync: 4,
+        "failed:identity_not_found": 2,
+        missing_client_control: 3,
+        "succeeded:created": 3,
+      },
+      order,
+    );
+    const b = countCells(
+      {
+        missing_client_control: 3,
+        "succeeded:created": 3,
+        in_sync: 4,
+        "failed:identity_not_found": 2,
+        unexpected_client_control: 1,
+        "succeeded:deleted": 1,
+      },
+      order,
+    );
+    const want = [
+      "in_sync=4 missing_client_control=3 unexpected_client_control=1",
+      "failed:identity_not_found=2 succeeded:created=3 succeeded:deleted=1",
+    ];
+    assert.deepEqual(a, want);
+    assert.deepEqual(b, want);
+  });
+
+  it("shows - for a run with no finding or no outcome, and leaves zeros out", () => {
+    assert.deepEqual(countCells({ in_sync: 0, "succeeded:created": 2 }, []), [
+      "-",
+      "succeeded:created=2",
+    ]);
+    assert.deepEqual(countCells(null, []), ["-", "-"]);
   });
 });

@@ -35,6 +35,30 @@ const applied: RunSummary = {
 };
 
 describe("run summaries", () => {
+  it("of a reconcile say what changed outside the tool since the previous run, on the terminal and in summary.md", () => {
+    const nightly: RunSummary = {
+      ...applied,
+      mode: "reconcile",
+      changes: {
+        since_run_id: "20261121-021500-cd34",
+        outside: { control_removed: 1, control_added: 1, flag_set: 0 },
+        outside_total: 2,
+        undone_total: 1,
+        new_findings: 2,
+        resolved_findings: 0,
+        new_client_work: 0,
+      },
+    };
+    assert.match(
+      renderSummaryTable(nightly),
+      /^ {2}since 20261121-021500-cd34: 2 outside changes \(1 undoing the tool's writes\), 2 new, 0 resolved$/m,
+    );
+    const md = renderSummaryMarkdown(nightly);
+    assert.match(md, /Compared with 20261121-021500-cd34 after its actions: 2 outside changes/);
+    assert.match(md, /\| control_removed \| 1 \|/);
+    assert.doesNotMatch(md, /flag_set/, "kinds that did not happen are left out");
+  });
+
   it("after apply show what is left and what was done, not the count found before", () => {
     const table = renderSummaryTable(applied);
     assert.match(table, /^ {2}missing_client_control +0 left {2}2 adopted, 998 created$/m);

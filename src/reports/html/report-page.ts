@@ -91,11 +91,11 @@ function changedTable(id: string, rows: readonly ChangedFinding[], total: number
 function changesSection(i: HtmlReportInput): SafeHtml | "" {
   const c = i.summary.changes;
   if (!c) return "";
-  if (!c.previous_run_id) {
-    return html`<h2>Since the previous reconcile</h2><p id="changes">No previous reconcile to compare with.</p>`;
+  if (!c.since_run_id) {
+    return html`<h2>Since the previous run</h2><p id="changes">No previous apply or reconcile to compare with.</p>`;
   }
-  return html`<h2>Since the previous reconcile</h2>
-<p id="changes" data-new="${c.new_findings}" data-resolved="${c.resolved_findings}">Compared with ${c.previous_run_id}: ${c.new_findings} new findings, ${c.resolved_findings} resolved.</p>
+  return html`<h2>Since the previous run</h2>
+<p id="changes" data-new="${c.new_findings}" data-resolved="${c.resolved_findings}" data-outside="${c.outside_total}" data-undone="${c.undone_total}">Compared with ${c.since_run_id} after its actions: ${c.outside_total} outside changes (${c.undone_total} undoing the tool's writes), ${c.new_findings} new findings, ${c.resolved_findings} resolved.</p>
 <h3>New findings</h3>${changedTable("new-findings", i.changes?.added ?? [], c.new_findings)}
 <h3>Resolved findings</h3>${changedTable("resolved-findings", i.changes?.resolved ?? [], c.resolved_findings)}`;
 }

@@ -18,7 +18,9 @@ function num(v: unknown, name: string): number | undefined {
 /**
  * Admin seeding of identities and controls, the twins of {@link identityApi}:
  * `POST /__sandbox/seed` `{identities}` or `{count, seed}`, and
- * `GET|POST /__sandbox/identities/{id}/controls`.
+ * `GET|POST /__sandbox/identities/{id}/controls`; and what only the platform itself may do:
+ * `DELETE /__sandbox/controls/{id}` (any control, non-overridable included) and
+ * `DELETE /__sandbox/identities/{id}` (the identity and its controls).
  *
  * @example
  *   registerIdentityAdminRoutes(app, ctx);
@@ -58,6 +60,19 @@ export function registerIdentityAdminRoutes(app: FastifyInstance, ctx: SandboxCo
       "{type, set_by?, is_overridable?, reason_code?, reason?, deleted?}",
     );
     return seeding(() => api.addControl(id, b as unknown as AddControlInput));
+  });
+
+  app.delete(`${ADMIN_PREFIX}/controls/:id`, async (request) => {
+    const { id } = request.params as { id: string };
+    if (!ctx.identities.findControl(id)) throw new ProblemError(404, `control ${id} not found`);
+    return seeding(() => api.deleteControl(id));
+  });
+
+  app.delete(`${ADMIN_PREFIX}/identities/:id`, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    mustExist(id);
+    seeding(() => api.removeIdentity(id));
+    return reply.code(204).send();
   });
 
   app.get(`${ADMIN_PREFIX}/identities/:id/controls`, async (request) => {

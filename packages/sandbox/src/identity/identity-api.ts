@@ -64,5 +64,18 @@ export function identityApi(ctx: SandboxContext): IdentityApi {
         .filter((c) => opts.includeDeleted || c.deleted_at === undefined)
         .map((c) => ({ ...c }));
     },
+    deleteControl(controlId) {
+      const outcome = ctx.identities.deleteControl(controlId, true);
+      if (outcome.kind === "not_found") throw new RangeError(`control ${controlId} not found`);
+      if (outcome.kind === "already_deleted") {
+        throw new RangeError(`control ${controlId} is already deleted`);
+      }
+      return { ...outcome.control };
+    },
+    removeIdentity(identityId) {
+      if (!ctx.identities.removeIdentity(identityId)) {
+        throw new RangeError(`identity ${identityId} not found`);
+      }
+    },
   };
 }

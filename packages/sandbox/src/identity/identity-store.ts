@@ -219,6 +219,22 @@ export class SandboxStore {
     return { kind: "deleted", control };
   }
 
+  /**
+   * Removes an identity as the platform would when it closes it for good: its active controls are
+   * deleted (non-overridable ones included), then it is gone from every listing and look-up.
+   */
+  removeIdentity(id: string): boolean {
+    const identity = this.byId.get(id);
+    if (!identity) return false;
+    for (const c of identity.controls ?? []) {
+      if (c.deleted_at === undefined) this.deleteControl(c.id, true);
+      this.controlOwner.delete(c.id);
+    }
+    this.byId.delete(id);
+    this.identities.remove(identity);
+    return true;
+  }
+
   reset(): void {
     this.identities.clear();
     this.active.reset();

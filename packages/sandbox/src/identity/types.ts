@@ -130,4 +130,8 @@ export interface IdentityApi {
   controlsOf(identityId: string, opts?: { includeDeleted?: boolean }): ControlRecord[];
   /** The platform's legacy fields of an identity, as its Identity answers them. */
   legacyFieldsOf(identityId: string): { user_disabled: boolean; admin_disabled: boolean };
+  /** Deletes any control as the platform itself may, a non-overridable one included. */
+  deleteControl(controlId: string): ControlRecord;
+  /** Removes an identity and its controls: the platform no longer knows it. */
+  removeIdentity(identityId: string): void;
 }

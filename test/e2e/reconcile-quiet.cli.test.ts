@@ -1,0 +1,158 @@
+/**
+ * Reconcile is quiet when the client has nothing to do (issue 29 §5): a create answered 404 is
+ * remembered and not sent again until a listing shows the identity, and `--exit-on` decides which
+ * findings left make the exit code 2.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { Sandbox } from "controls-sandbox";
+import { startSandbox } from "controls-sandbox";
+import { sql } from "kysely";
+import { prng, uuidFrom } from "../../src/contract/index.ts";
+import { runCliIn } from "../helpers/cli-in-dir.ts";
+import { backends, type TestTarget } from "../helpers/db.ts";
+
+const rand = prng(2905);
+const id = Object.fromEntries("ACEI".split("").map((k) => [k, uuidFrom(rand)])) as Record<
+  string,
+  string
+>;
+const POST = "POST /v2/identity/controls";
+
+interface World {
+  sandbox: Sandbox;
+  target: TestTarget;
+  env: Record<string, string>;
+  dir: string;
+}
+
+/** A sandbox holding `onPlatform` (none with a control) and a source of `rows`. */
+async function world(
+  backend: (typeof backends)[number],
+  rows: [string, boolean, boolean][],
+  onPlatform: string[],
+): Promise<World> {
+  const sandbox = await startSandbox({ port: 0, rateLimitRps: 0, tokenRateLimitRps: 0 });
+  sandbox.seedIdentities(
+    rows
+      .filter(([k]) => onPlatform.includes(k))
+      .map(([k, u, a]) => ({ id: id[k]!, user_disabled: u, admin_disabled: a })),
+    { migratedFraction: 0, driftFraction: 0 },
+  );
+  const target = await backend.target();
+  const h = await target.open({ migrate: false });
+  await sql`create table identities (id text, user_disabled boolean, admin_disabled boolean)`.execute(
+    h.db,
+  );
+  for (const [k, u, a] of rows) {
+    await sql`insert into identities values (${id[k]!}, ${u}, ${a})`.execute(h.db);
+  }
+  await h.close();
+  const env = {
+    API_BASE_URL: sandbox.apiUrl,
+    OAUTH_TOKEN_URL: sandbox.tokenUrl,
+    OAUTH_CLIENT_ID: sandbox.credentials.clientId,
+    OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret,
+  };
+  return { sandbox, target, env, dir: mkdtempSync(join(tmpdir(), "cm-quiet-")) };
+}
+
+let runs = 0;
+async function reconcile(w: World, ...extra: string[]) {
+  runs += 1;
+  const out = join(w.dir, `run-${runs}`);
+  const args = ["reconcile", "--yes", "--json", "--no-progress", "--out", out, ...extra];
+  const r = await runCliIn(w.dir, [...args, ...w.target.args], w.env);
+  assert.ok(r.stdout.trim().startsWith("{"), r.stderr);
+  return { code: r.code, summary: JSON.parse(r.stdout), stderr: r.stderr };
+}
+
+for (const backend of backends) {
+  describe(`reconcile's 404 memory and --exit-on on ${backend.name}`, () => {
+    const worlds: World[] = [];
+    after(async () => {
+      for (const w of worlds) {
+        await w.sandbox.close();
+        await w.target.drop();
+        rmSync(w.dir, { recursive: true, force: true });
+      }
+    });
+
+    describe("an identity the platform answered 404 for", () => {
+      let w: World;
+      before(async () => {
+        w = await world(
+          backend,
+          [
+            ["A", true, false],
+            ["I", true, false],
+          ],
+          ["A"],
+        );
+        worlds.push(w);
+      });
+
+      it("is sent once, then not again while filtered listings do not show it, and is created once a bulk listing shows it", async () => {
+        const first = await reconcile(w, "--state", "filtered");
+        assert.equal(first.code, 0, first.stderr);
+        assert.equal(first.summary.requests[POST].count, 2, "A and I are sent");
+        assert.equal(first.summary.outcomes["failed:identity_not_found"], 1);
+        assert.equal(first.summary.findings.identity_not_found, 1, "one finding per fact");
+        assert.equal(first.summary.findings.missing_client_control, 1, "A's, created");
+
+        const second = await reconcile(w, "--state", "filtered");
+        assert.equal(second.code, 0, second.stderr);
+        assert.equal(second.summary.requests[POST]?.count ?? 0, 0, "I is not sent again");
+        assert.equal(second.summary.findings.identity_not_found, 1);
+        assert.deepEqual(second.summary.outcomes, {});
+
+        // The platform learns I; a filtered listing cannot show it (it holds no SELL_ONLY yet).
+        w.sandbox.seedIdentities([{ id: id.I!, user_disabled: true, admin_disabled: false }], {
+          migratedFraction: 0,
+          driftFraction: 0,
+        });
+        const third = await reconcile(w, "--state", "filtered");
+        assert.equal(third.summary.requests[POST]?.count ?? 0, 0);
+
+        const fourth = await reconcile(w, "--state", "bulk");
+        assert.equal(fourth.code, 0, fourth.stderr);
+        assert.equal(fourth.summary.changes.outside.identity_appeared, 1);
+        assert.equal(fourth.summary.requests[POST].count, 1);
+        assert.equal(fourth.summary.outcomes["succeeded:created"], 1);
+        const held = w.sandbox.controlsOf(id.I!).filter((c) => c.type === "SELL_ONLY");
+        assert.equal(held.length, 1);
+      });
+    });
+
+    describe("--exit-on", () => {
+      let w: World;
+      before(async () => {
+        w = await world(
+          backend,
+          [
+            ["C", false, true],
+            ["E", false, false],
+          ],
+          ["C", "E"],
+        );
+        worlds.push(w);
+      });
+
+      it("exits 0 by default and 2 with --exit-on any when only a platform-owned finding is left, and 2 by default once client work is left", async () => {
+        const byDefault = await reconcile(w);
+        assert.equal(byDefault.summary.findings.missing_service_control, 1);
+        assert.equal(byDefault.code, 0, byDefault.stderr);
+        assert.equal((await reconcile(w, "--exit-on", "client")).code, 0);
+        assert.equal((await reconcile(w, "--exit-on", "any")).code, 2);
+
+        w.sandbox.addControl(id.E!, { type: "SELL_ONLY", set_by: "CLIENT", is_overridable: true });
+        const client = await reconcile(w);
+        assert.equal(client.summary.findings.unexpected_client_control, 1);
+        assert.equal(client.code, 2, "an unexpected client control is the client's to decide");
+      });
+    });
+  });
+}
