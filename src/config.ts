@@ -4,3 +4,4 @@
  * across the tree stay valid.
  */
 export * from "./config/index.ts";
+export { preloadSecretFile } from "./config/secret-file.ts";

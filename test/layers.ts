@@ -23,7 +23,7 @@ export const LAYERS: readonly Layer[] = Object.freeze([
   {
     name: "cli",
     paths: ["src/cli.ts"],
-    role: "yargs, strict; registers commands",
+    role: "yargs, strict; registers commands. Imports nothing up front: `--version` reads package.json only, `--help` loads yargs and the options table, a command loads only its own module (`commands/index.ts`: each command's name, help line and loader)",
     mayImport: ["commands", "config", "base"],
   },
   {
@@ -42,32 +42,32 @@ export const LAYERS: readonly Layer[] = Object.freeze([
   {
     name: "migration",
     paths: ["src/migration/"],
-    role: "the product: mapping, diff rules, stages, executor (`executor.ts` runs the journal with p-map behind the write gate, `action-outcome.ts` verifies outcomes in doubt, `delete-action.ts` the guarded delete); steering (`run-control.ts` polls the run's control row, throttle file and daily window and opens or closes `write-gate.ts`; `local-channel.ts` PGlite's status file and request folder; `run-status.ts` what `status` shows); `revert.ts` the revert run; `findings-stream.ts` stores a listing's pages with their findings (held in memory until the source rows are stored), `source-index.ts` what the source pass kept, by id, in compact typed arrays; `pipeline.ts` orchestrates plan/apply/reconcile, `run-lifecycle.ts` settles, resumes, claims, heartbeats and closes runs (failed with their error, declined), `run-discard.ts` gives a run up, `exit-code.ts` is the pure exit-code policy, `run-summary.ts` tallies a run into summary.json; progress",
+    role: "the product: mapping, diff rules (`classify.ts`; the platform's legacy fields as a third side in `three-way.ts`, `three-way-rules.ts`), stages, executor (`executor.ts` runs the journal with p-map behind the write gate, `action-outcome.ts` verifies outcomes in doubt, `delete-action.ts` the guarded delete); steering (`run-control.ts` polls the run's control row, throttle file and daily window and opens or closes `write-gate.ts`; `local-channel.ts` PGlite's status file and request folder, `local-reads.ts` the writer's answers there to `runs`/`show`/`report`, whose output `read-commands.ts` renders for either path; `run-status.ts` what `status` shows); `revert.ts` the revert run (`revert-diff.ts` its diff rows, `revert-declined.ts`); `findings-stream.ts` stores a listing's pages with their findings (held in memory until the source rows are stored; `listed-once.ts` claims each listed identity once), `source-index.ts` what the source pass kept, by id, in compact typed arrays; `pipeline.ts` orchestrates plan/apply/reconcile, `run-lifecycle.ts` settles, resumes, claims, heartbeats and closes runs (failed with their error, declined), `run-binding.ts` a resume's platform and source, `run-discard.ts` gives a run up, `ledger.ts`/`run-ledger.ts` the books that must balance before exit 0, `exit-code.ts` is the pure exit-code policy (`--exit-on`), `world-delta.ts` the outside changes since the previous writing run, `run-summary.ts` tallies a run into summary.json; progress",
     mayImport: ["config", "contract", "db", "platform", "reports", "reports-html", "base"],
   },
   {
     name: "db",
     paths: ["src/db/"],
-    role: "SQL only (the schema name is written once, `TOOL_SCHEMA`/`TOOL_TABLES` in `schema.ts`): connection (pg Pool + pg-cursor, or PGlite in a worker thread: `pglite-thread.ts` on the main side, `pglite-worker.ts` in the thread, `pglite-thread-dialect.ts` its Kysely dialect with cursor streaming), reconnection (`reconnect.ts`, `reconnecting-kysely.ts`, `pg-errors.ts`), which instances are PGlite's (`embedded.ts`), migrations runner, schema types, source reader (its page queries in `source-pages.ts`) and seeder, run/journal/snapshot/finding/plan/run-control queries, bulk inserts by column arrays (`unnest-insert.ts`), writer lock, data-folder lock, abandoned runs",
+    role: "SQL only (the schema name is written once, `TOOL_SCHEMA`/`TOOL_TABLES` in `schema.ts`): connection (pg Pool + pg-cursor, or PGlite in a worker thread, a fresh data folder unpacked from the pre-initialised one the build makes, `pglite-template.ts`: `pglite-thread.ts` on the main side, `pglite-worker.ts` in the thread, `pglite-thread-dialect.ts` its Kysely dialect with cursor streaming), reconnection (`reconnect.ts`, `reconnecting-kysely.ts`, `pg-errors.ts`), which instances are PGlite's (`embedded.ts`), migrations runner, schema types, source reader (its page queries in `source-pages.ts`, text flags read as PostgreSQL reads them in `flag-text.ts`) and seeder, run/journal/snapshot/finding/plan/run-control queries, the ledger's counts (`ledger-queries.ts`), the world's delta (`world-delta-queries.ts`, `world-finding-queries.ts`), `status`'s one-statement read on PostgreSQL (`status-query.ts`), bulk inserts by column arrays (`unnest-insert.ts`), writer lock, data-folder lock, abandoned runs",
     mayImport: ["config", "contract", "migrations", "base"],
   },
   {
     name: "platform",
     paths: ["src/platform/"],
-    role: "HTTP only: the client (`platform-client.ts`, its interface in `platform-client-types.ts`), token manager, per-path rate budget + p-limit, retries with full jitter, problem+json → `PlatformError` (retryable / fatal / ambiguous), tolerant wire parsers, listing guards (`runaway-guard.ts`), `--max-wait-s` refusals, metrics, redaction",
+    role: "HTTP only: the client (`platform-client.ts`, its interface in `platform-client-types.ts`), token manager, per-path rate budget + p-limit, retries with full jitter, problem+json → `PlatformError` (retryable / fatal / ambiguous), tolerant wire parsers, listing guards (`runaway-guard.ts`), `--max-wait-s` refusals, the run's patience with an endpoint that keeps refusing (`refusal-patience.ts`, `--max-refused-s`), capped response bodies (`bounded-body.ts`), one redirect policy for the API and token requests (`redirect-policy.ts`, `token-request.ts`), metrics, redaction",
     mayImport: ["config", "contract", "base"],
     entries: ["src/platform/index.ts"],
   },
   {
     name: "reports",
     paths: ["src/reports/"],
-    role: "formatting only: formula-safe, escape-safe streaming CSV (csv-stringify), summaries, the `runs` listing, report files written by temporary file and rename (`report-files.ts`), `show`'s text and JSON (`identity-history.ts`), the Prometheus metrics file (`run-metrics.ts`, prom-client), the JSON log line of a run's end (`summary-log.ts`)",
+    role: "formatting only: formula-safe, escape-safe streaming CSV (csv-stringify), summaries (one key order: `canonical-summary.ts`; the three-way table: `three-way-section.ts`), the `runs` listing, report files written by temporary file and rename (`report-files.ts`), one writer per report folder (`out-folder-lock.ts`, the data-folder lock's scheme), full disks named with file and flag (`disk-full.ts`), `show`'s text and JSON (`identity-history.ts`), the Prometheus metrics file (`run-metrics.ts`, prom-client), the JSON log line of a run's end (`summary-log.ts`)",
     mayImport: ["db", "base"],
   },
   {
     name: "reports-html",
     paths: ["src/reports/html/"],
-    role: "report.html: the `html` tag and JSON-for-script escaping (`html-text.ts`), inline SVG bar and timeline charts, the page's CSS and script as strings, the page around the rows (`report-page.ts`) and the writer streaming the first 10,000 diff rows (`write-report-html.ts`)",
+    role: "report.html: the `html` tag and JSON-for-script escaping (`html-text.ts`), inline SVG bar, before → after and timeline charts (steering events marked), outcome colours by meaning (`outcome-tone.ts`), the page's CSS and script as strings, the page around the rows (`report-page.ts`) and the writer streaming the first 10,000 diff rows (`write-report-html.ts`)",
     mayImport: ["reports", "base"],
   },
   {
@@ -87,8 +87,10 @@ export const LAYERS: readonly Layer[] = Object.freeze([
       "src/visible-text.ts",
       "src/daily-window.ts",
       "src/version.ts",
+      "src/log-levels.ts",
+      "src/plural.ts",
     ],
-    role: "leaf helpers: errors and exit codes, the logger, secrets, the one backoff-with-jitter and overflow-safe sleep, the one escaping of control and bidi characters, daily windows, the version",
+    role: "leaf helpers: errors and exit codes, the logger (its levels apart, `log-levels.ts`, so the options table does not load pino), secrets, the one backoff-with-jitter and overflow-safe sleep, the one escaping of control and bidi characters, daily windows, the version, plurals (`plural.ts`)",
     mayImport: [],
   },
   {

@@ -69,12 +69,12 @@ export const commandEntries: readonly CommandEntry[] = Object.freeze([
   ),
   entry(
     "report <run-id>",
-    "Regenerate a run's report folder (diff.csv, summary.json, summary.md) from the database.",
+    "Regenerate a run's report folder (diff.csv, summary.json, summary.md, report.html) from the database, byte for byte as the run wrote it.",
     async () => (await import("./runs.ts")).reportCommand,
   ),
   entry(
     "runs",
-    "List runs, newest first: mode, status (a running run without a heartbeat for a minute shows as stale), exit code, start time, error, counts.",
+    "List runs, newest first: mode, status (a running run without a heartbeat for a minute shows as stale), exit code, start time, error, findings and outcomes (each in a fixed order).",
     async () => (await import("./runs.ts")).runsCommand,
   ),
   entry(

@@ -1,5 +1,4 @@
-import { preloadSecretFile } from "../config/secret-file.ts";
-import { type Argv, type GlobalConfig, loadGlobalConfig } from "../config.ts";
+import { type Argv, type GlobalConfig, loadGlobalConfig, preloadSecretFile } from "../config.ts";
 import { ExitCode, Interrupted } from "../errors.ts";
 import { createLogger, type Logger } from "../log.ts";
 

@@ -68,17 +68,21 @@ class StatusReader {
    * or upgrades the schema, or says what is wrong.
    */
   async #readOnce(): Promise<RunStatusView | undefined> {
-    const [{ readStatusOnce }, { migrations }, { reportMarkedInterrupted }, { runStatusView }] =
-      await Promise.all([
-        import("../db/status-query.ts"),
-        import("../../migrations/index.ts"),
-        import("../db/abandoned-runs.ts"),
-        import("../migration/run-status.ts"),
-      ]);
+    const [
+      { readStatusOnce },
+      { MIGRATION_NAMES },
+      { reportMarkedInterrupted },
+      { runStatusView },
+    ] = await Promise.all([
+      import("../db/status-query.ts"),
+      import("../db/migration-names.ts"),
+      import("../db/abandoned-runs.ts"),
+      import("../migration/run-status.ts"),
+    ]);
     const read = await readStatusOnce(this.global.databaseUrl as string, this.runId).catch(
       () => undefined,
     );
-    const known = Object.keys(migrations);
+    const known = MIGRATION_NAMES;
     const current =
       read?.migrations.length === known.length && known.every((n) => read.migrations.includes(n));
     if (!read || !current) return undefined;

@@ -2,36 +2,21 @@
  * The diff rules: one identity's expected controls (from the mapping) against what the platform
  * holds. Pure; the findings stage feeds it rows from the SQL join of source ⟗ snapshot.
  */
+
+import {
+  FINDING_KINDS,
+  type Finding,
+  type FindingKind,
+  type ObservedControl,
+} from "./finding-types.ts";
 import { type ExpectedControl, expectedControls } from "./mapping.ts";
-import { matchingOrder, type PlatformLegacy, THREE_WAY_FINDINGS } from "./three-way.ts";
+import { matchingOrder, type PlatformLegacy } from "./three-way.ts";
 import { leftoverFindings, pendingFinding, userSideWithoutControl } from "./three-way-rules.ts";
 
-/** Stable category names; documented in the README. Never rename one. */
-export const FINDING_KINDS = [
-  "in_sync",
-  "missing_client_control",
-  "missing_service_control",
-  "unexpected_client_control",
-  "unexpected_service_control",
-  "attribute_mismatch",
-  "identity_not_found",
-  "unknown_to_source",
-  "invalid_source_row",
-  "source_warning",
-  "read_failed",
-  ...THREE_WAY_FINDINGS,
-  "orphaned_own_control",
-  "contested",
-] as const;
-export type FindingKind = (typeof FINDING_KINDS)[number];
+export type { Finding, FindingKind, ObservedControl };
+export { FINDING_KINDS };
 
-export interface ObservedControl {
-  readonly controlId: string;
-  readonly type: string;
-  readonly setBy: "client" | "service" | "unknown";
-  readonly setByRaw: string;
-  readonly isOverridable: boolean;
-}
+/** Stable category names; documented in the README. Never rename one. */
 
 export interface IdentityState {
   readonly identityId: string;
@@ -54,22 +39,6 @@ export interface IdentityState {
    * `missing_client_control`, created now, not `awaiting_platform_migration`. Default true.
    */
   readonly waitForPlatform?: boolean;
-}
-
-export interface Finding {
-  readonly finding: FindingKind;
-  readonly expected: ExpectedControl | null;
-  readonly observed: ObservedControl | null;
-  /** Non-SELL_ONLY active controls, e.g. "FROZEN:SERVICE;DORMANT:CLIENT"; shown, never touched. */
-  readonly otherActiveControls: string;
-  readonly detail: string;
-  /** The tool's own work: create a missing client control. */
-  readonly create: boolean;
-  /**
-   * May be deleted with --prune: an unexpected, overridable, client-set SELL_ONLY whose delete
-   * leaves a flagged identity with another SELL_ONLY (see `mayDeleteSellOnly`).
-   */
-  readonly prunable: boolean;
 }
 
 const describeObserved = (o: ObservedControl) =>

@@ -95,7 +95,7 @@ export function exitCodeFor(t: RunTally): ExitCode {
       ? t.reportableFindings - t.succeededActions
       : t.exitOn === "changes"
         ? (t.outsideChanges ?? 0) + (t.newClientWork ?? 0)
-        : (t.clientWorkLeft ?? 0);
+        : (t.clientWorkLeft ?? t.reportableFindings - t.succeededActions);
   return left > 0 ? ExitCode.findings : ExitCode.ok;
 }
 

@@ -3,7 +3,7 @@
  * classifier (`classify.ts`) calls: what a missing expectation becomes, what the platform will do
  * to an identity the client has cleared, and what each SELL_ONLY left unmatched is.
  */
-import type { Finding, ObservedControl } from "./classify.ts";
+import type { Finding, ObservedControl } from "./finding-types.ts";
 import { type ExpectedControl, type LegacyFlags, MIGRATION_MAPPING } from "./mapping.ts";
 import { KEPT_RESTRICTED, mayDeleteSellOnly } from "./restriction.ts";
 import {

@@ -20,7 +20,9 @@
  *
  * A platform field that was not read (null) leaves the two-way rules as they were.
  */
-import type { ObservedControl } from "./classify.ts";
+import type { ObservedControl } from "./finding-types.ts";
+
+export { THREE_WAY_FINDINGS } from "./finding-types.ts";
 
 /** The platform's legacy fields as read with the identity; null: not read or not said. */
 export interface PlatformLegacy {
@@ -42,18 +44,6 @@ export const UNAWARE_DETAIL =
 export const BEHIND_DETAIL =
   "admin_disabled is false here but true on the platform: the client's table lacks an admin flag the platform holds";
 export const DUPLICATE_DETAIL = "a second active CLIENT SELL_ONLY (duplicate)";
-
-/**
- * The findings a finished three-way classification can add, in the order reports list them.
- * Never rename one: reports, `--json`, metrics and exit codes use them.
- */
-export const THREE_WAY_FINDINGS = [
-  "awaiting_platform_migration",
-  "platform_will_restrict",
-  "duplicate_client_control",
-  "platform_unaware_of_admin_flag",
-  "source_behind_platform",
-] as const;
 
 /**
  * The order in which active CLIENT SELL_ONLY controls are weighed: the one an identity keeps comes
