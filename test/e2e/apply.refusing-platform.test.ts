@@ -47,9 +47,26 @@ for (const backend of backends) {
       it(`stops with exit 1 within --max-refused-s ${LIMIT_S} of the first 429 (plus a penalty), naming the answers and their span; runs shows its counts; the resume against a healthy platform finishes it`, async () => {
         let first = 0;
         let last = 0;
+        // One platform that refuses, then heals: a resume is bound to the platform it started with.
+        let healed = false;
+        let created = 0;
         const refusing = await startHostilePlatform({
           identities: IDS,
-          createControl: (_req, reply) => {
+          createControl: (req, reply) => {
+            if (healed) {
+              const body = req.body as { type: string; reason_code: string };
+              created += 1;
+              return reply.code(201).send({
+                id: `ctl-${created}`,
+                type: body.type,
+                set_by: "SET_BY_CLIENT",
+                is_overridable: true,
+                reason_code: body.reason_code,
+                reason: null,
+                created_at: new Date().toISOString(),
+                deleted_at: null,
+              });
+            }
             last = Date.now();
             first ||= last;
             if (header !== null) reply.header("retry-after", header);
@@ -94,8 +111,9 @@ for (const backend of backends) {
           // A penalty of 1 s between tries, never "retry at once": a handful of creates, not hundreds.
           const tries = refusing.calls["POST /v2/identity/controls"] ?? 0;
           assert.ok(tries >= 2 && tries <= 8 * LIMIT_S + 8, `${tries} creates tried`);
-        } finally {
+        } catch (err) {
           await refusing.close();
+          throw err;
         }
         const runs = await runCli(["runs", "--json", ...target.args]);
         const row = runs.stdout
@@ -113,7 +131,8 @@ for (const backend of backends) {
         assert.equal(row?.status, "failed", runs.stdout);
         assert.ok(row?.counts !== null && row?.counts !== undefined, "counts are recorded, not -");
 
-        const healthy = await startHostilePlatform({ identities: IDS });
+        healed = true;
+        const healthy = refusing;
         try {
           const resumed = await runCli(
             [
@@ -129,10 +148,7 @@ for (const backend of backends) {
             healthy.env,
           );
           assert.equal(resumed.code, 0, resumed.stderr.slice(-3000));
-          assert.ok(
-            (healthy.calls["POST /v2/identity/controls"] ?? 0) > 0,
-            "the resume sent the creates",
-          );
+          assert.ok(created > 0, "the resume sent the creates, and the healed platform made them");
         } finally {
           await healthy.close();
         }
