@@ -81,24 +81,26 @@ export async function reverifyPending(
   const since = options.before ?? (await serverTimeAgo(ctx.db, process.uptime()));
   let stale = await countStalePending(ctx.db, runId, since);
   if (stale.actions === 0) return { strategy: null, reread: 0, source: null, ...newTally() };
-  const source = ctx.options?.source
-    ? await recheckSource(
-        ctx,
-        ctx.options.source,
-        runId,
-        since,
-        stale.identities,
-        await sourceRowsOfChain(ctx.db, runId),
-      )
-    : null;
+  const { creates } = await countPendingByAction(ctx.db, runId);
+  // Only creates rest on a source flag: deletes (prune) are re-checked right before each send.
+  const source =
+    ctx.options?.source && creates > 0
+      ? await recheckSource(
+          ctx,
+          ctx.options.source,
+          runId,
+          since,
+          stale.identities,
+          await sourceRowsOfChain(ctx.db, runId),
+        )
+      : null;
   const reread = stale.actions;
   if (source && source.sourceChanged > 0) stale = await countStalePending(ctx.db, runId, since);
   if (stale.actions === 0) return { strategy: null, reread, source, ...newTally() };
-  const { creates } = await countPendingByAction(ctx.db, runId);
   const choice = chooseStrategy("auto", {
     ...(await platformEstimate(ctx.db, runId)),
     candidates: stale.identities,
-    writes: creates,
+    writes: creates - (source?.sourceChanged ?? 0),
     rate: rateOf(ctx),
     prune: false,
   });

@@ -5,8 +5,8 @@
  *
  * - a `user_disabled` no longer true (the row cleared, gone, or no longer valid) cancels the create:
  *   `skipped:source_changed`, with the reason in its error column; nothing is sent;
- * - flags set in the source that the run saw clear are counted, left for the next run, and reported
- *   (a warning, and a `source_reread` event in summary.json).
+ * - flags set in the source that the run saw clear (the plan, for `apply --plan`) are counted, left
+ *   for the next run, and reported (a warning, and a `source_reread` event in summary.json).
  *
  * How the source is read, by the one rule below (cheapest in rows the database touches):
  * - `by-ids`: the pending identities, 500 a statement, through the id column (an index probe costs
@@ -18,6 +18,7 @@ import type { SourceConfig } from "../config.ts";
 import { updateAction } from "../db/journal-queries.ts";
 import { type StaleAction, stalePendingWithFlags } from "../db/reverify-queries.ts";
 import { currentRequester, recordRunEvent } from "../db/run-control-queries.ts";
+import { getRun } from "../db/run-queries.ts";
 import { type ClassifiedRow, lookupSourceRows, readSource } from "../db/source-reader.ts";
 import { countNewlyFlagged } from "../db/source-recheck-queries.ts";
 import type { ReverifyContext } from "./reverify-context.ts";
@@ -84,10 +85,20 @@ export async function recheckSource(
       sourceChanged += 1;
     }
   }
-  const fresh = await countNewlyFlagged(ctx.db, source, runId);
+  const fresh = await countNewlyFlagged(ctx.db, source, await fullReadOf(ctx, runId));
   const newlyFlagged = fresh.userDisabled + fresh.adminDisabled;
   await report(ctx, runId, strategy, sourceChanged, fresh);
   return { strategy, sourceChanged, newlyFlagged };
+}
+
+/**
+ * The run whose findings cover every flagged source row: the plan of an `apply --plan` (whose own
+ * findings are the plan's creates only), else the run itself.
+ */
+async function fullReadOf(ctx: ReverifyContext, runId: string): Promise<string> {
+  const run = await getRun(ctx.db, runId);
+  const parent = run?.parent_run_id ? await getRun(ctx.db, run.parent_run_id) : undefined;
+  return parent?.mode === "plan" ? parent.id : runId;
 }
 
 interface StillFlagged {

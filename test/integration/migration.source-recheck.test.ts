@@ -120,6 +120,30 @@ for (const backend of backends) {
       });
     }
 
+    it("counts flags newly set against the plan of an apply --plan run, whose own findings are the plan's creates only", async () => {
+      const PLAN = "20260101-000000-p1a2";
+      await sql`insert into controls_migration.runs (id, mode, status, tool_version, host, pid, source_rows_read)
+        values (${PLAN}, 'plan', 'completed', 'test', 'here', 1, ${N})`.execute(h.db);
+      // The plan classified every flagged row; the apply copied the findings of its creates only.
+      await sql`insert into controls_migration.findings (run_id, identity_id, finding, user_disabled, admin_disabled)
+        select ${PLAN}, identity_id, finding, user_disabled, admin_disabled
+        from controls_migration.findings where run_id = ${RUN}`.execute(h.db);
+      await sql`delete from controls_migration.findings
+        where run_id = ${RUN} and identity_id not in (${sql.join([KEPT, CLEARED, DELETED, NON_OVERRIDABLE])})`.execute(
+        h.db,
+      );
+      await sql`update controls_migration.runs set parent_run_id = ${PLAN} where id = ${RUN}`.execute(
+        h.db,
+      );
+      const left = await sql<{ n: number }>`select count(*)::int as n
+        from controls_migration.findings where run_id = ${RUN}`.execute(h.db);
+      assert.equal(left.rows[0]?.n, 4);
+      const ctx = { db: h.db, client, runId: RUN, logger: silentLogger };
+      const r = await recheckSource(ctx, source, RUN, new Date(Date.now() - 60_000), 4, N);
+      assert.equal(r.sourceChanged, 2);
+      assert.equal(r.newlyFlagged, 1);
+    });
+
     it("does not adopt a non-overridable CLIENT SELL_ONLY for a pending create: the diff rules report it and nothing is sent", async () => {
       sb.addControl(NON_OVERRIDABLE, {
         type: "SELL_ONLY",
