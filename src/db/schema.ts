@@ -231,7 +231,9 @@ export type RunEventKind =
   | "throttle_on"
   | "throttle_off"
   | "window_closed"
-  | "window_open";
+  | "window_open"
+  /** The source re-read before a send (0012): creates cancelled, flags newly set. */
+  | "source_reread";
 
 /** Every pause, continue and rate change of a run, and every hold by throttle file or window. */
 export interface RunEventsTable {

@@ -213,6 +213,7 @@ export async function lookupSourceRows(
   return out;
 }
 
-function isTrue(col: SourceColumn): RawBuilder<unknown> {
+/** The reader's notion of a true flag (a text 'yes' counts), as SQL. */
+export function isTrue(col: SourceColumn): RawBuilder<unknown> {
   return col.type === "boolean" ? sql`${col.ref} is true` : flagTextIsTrue(col.ref);
 }

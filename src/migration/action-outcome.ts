@@ -6,26 +6,23 @@
 import { updateAction } from "../db/journal-queries.ts";
 import type { Action } from "../db/schema.ts";
 import { type IdentityControl, PlatformError } from "../platform/index.ts";
+import { isExpectedClientControl } from "./adoptable.ts";
 import type { ExecutorContext } from "./executor-context.ts";
 
 export type Verdict = "present" | "absent" | "not_found" | "unknown";
 
-const isClientSellOnly = (c: IdentityControl) =>
-  c.type === "SELL_ONLY" && c.setBy === "client" && !c.deletedAt;
-
 /**
  * Looks at the identity's controls to settle an action whose outcome is unknown. A create is
- * settled by an active client SELL_ONLY (adopted: never a second one); a delete by its control being
- * gone.
+ * settled by the control the mapping expects, an active CLIENT SELL_ONLY that is overridable
+ * (adopted: never a second one; this tool creates only overridable ones, so a non-overridable one
+ * is not its write, and the diff rules report it); a delete by its control being gone.
  */
 export async function verify(ctx: ExecutorContext, a: Action): Promise<Verdict> {
   try {
     const controls = await ctx.client.listIdentityControls(a.identity_id, { signal: ctx.signal });
     if (a.action === "create") {
-      const hit = controls
-        .filter(isClientSellOnly)
-        .sort((x, y) => Number(y.isOverridable) - Number(x.isOverridable))[0];
-      if (!hit) return "absent";
+      const hit = controls.find((c) => isExpectedClientControl(c, a.control_type));
+      if (!hit) return (await notOurs(ctx, a, controls)) ? "present" : "absent";
       await updateAction(ctx.db, a.id, {
         status: "succeeded",
         outcome: "adopted",
@@ -50,6 +47,28 @@ export async function verify(ctx: ExecutorContext, a: Action): Promise<Verdict> 
     }
     throw err;
   }
+}
+
+/**
+ * A CLIENT control of the create's type that is not the one the mapping expects (not
+ * overridable): not this tool's write, and a second one would be a duplicate. The create is not
+ * sent; the diff rules report the control (`attribute_mismatch`). True when so settled.
+ */
+async function notOurs(
+  ctx: ExecutorContext,
+  a: Action,
+  controls: readonly IdentityControl[],
+): Promise<boolean> {
+  const other = controls.find(
+    (c) => c.type === a.control_type && c.setBy === "client" && !c.deletedAt,
+  );
+  if (!other) return false;
+  await updateAction(ctx.db, a.id, {
+    status: "skipped",
+    outcome: "no_longer_missing",
+    error: `a non-overridable CLIENT ${a.control_type} (${other.id}) was found: not adopted, not duplicated (attribute_mismatch)`,
+  });
+  return true;
 }
 
 /** Records an action as failed with its outcome and the error, secret-free. */

@@ -2,7 +2,7 @@
  * What the executor is given: the open resources of a run and the part of its options it reads.
  */
 import type { Kysely } from "kysely";
-import type { HoldConfig, PipelineConfig, PlatformConfig } from "../config.ts";
+import type { HoldConfig, PipelineConfig, PlatformConfig, SourceConfig } from "../config.ts";
 import type { Database } from "../db/schema.ts";
 import type { Logger } from "../log.ts";
 import type { PlatformClient } from "../platform/index.ts";
@@ -17,6 +17,8 @@ export interface ExecutorOptions {
   readonly run: Pick<PipelineConfig, "reasonCode" | "reason" | "limit"> &
     Pick<HoldConfig, "throttleFile" | "pauseOutside">;
   readonly platform: Pick<PlatformConfig, "concurrency" | "rate">;
+  /** The source relation, whose flags a pending create's re-read checks again before a send. */
+  readonly source?: SourceConfig;
 }
 
 export interface ExecutorContext {

@@ -3,6 +3,7 @@
  * (`reverify-settle.ts`), so that neither imports the other back.
  */
 import type { Kysely } from "kysely";
+import type { SourceConfig } from "../config.ts";
 import type { Database } from "../db/schema.ts";
 import type { Logger } from "../log.ts";
 import type { PlatformClient } from "../platform/index.ts";
@@ -17,5 +18,9 @@ export interface ReverifyContext {
   readonly signal?: AbortSignal;
   /** How a listing is read; without it, the client's budget and --concurrency cursors at most. */
   readonly listing?: ListingSettings;
-  readonly options?: { readonly platform: { readonly concurrency: number } };
+  /** `source`: the relation whose flags are re-read before a send; without it, only the platform. */
+  readonly options?: {
+    readonly platform: { readonly concurrency: number };
+    readonly source?: SourceConfig;
+  };
 }

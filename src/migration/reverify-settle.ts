@@ -7,6 +7,7 @@
 import { updateAction } from "../db/journal-queries.ts";
 import type { StaleAction } from "../db/reverify-queries.ts";
 import type { IdentityControl, PlatformError } from "../platform/index.ts";
+import { isExpectedClientControl } from "./adoptable.ts";
 import { classifyIdentity, type ObservedControl } from "./classify.ts";
 import type { ReverifyContext } from "./reverify-context.ts";
 
@@ -50,11 +51,9 @@ export async function settle(
 ): Promise<boolean> {
   const active = controls.filter((c) => !c.deletedAt);
   if (a.action === "create") {
-    // The same rule as settling an ambiguous create: an active client control of the type,
-    // overridable ones first.
-    const hit = active
-      .filter((c) => c.type === a.control_type && c.setBy === "client")
-      .sort((x, y) => Number(y.isOverridable) - Number(x.isOverridable))[0];
+    // The same rule as settling an ambiguous create: only the control the mapping expects
+    // (CLIENT, of the type, overridable). Any other is left to the diff rules below.
+    const hit = active.find((c) => isExpectedClientControl(c, a.control_type));
     if (hit) {
       await updateAction(ctx.db, a.id, {
         status: "succeeded",

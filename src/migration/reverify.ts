@@ -9,8 +9,13 @@
  * - one read of the controls of each identity, on the path the creates share, only when that is
  *   really fewer requests.
  *
+ * First, the source's flags of the pending creates are read again (`source-recheck.ts`): a create
+ * whose `user_disabled` was cleared becomes `skipped:source_changed`, flags newly set are reported
+ * and left for the next run.
+ *
  * Then, per action:
- * - a pending create whose identity now holds a matching control becomes `succeeded:adopted`;
+ * - a pending create whose identity now holds the control the mapping expects (CLIENT, SELL_ONLY,
+ *   overridable) becomes `succeeded:adopted`; any other control found is judged by the diff rules;
  * - a pending create the diff rules no longer call for on the fresh controls (a SELL_ONLY of an
  *   unknown owner appeared) becomes `skipped:no_longer_missing`;
  * - a pending delete whose control is gone becomes `succeeded:already_deleted`;
@@ -34,6 +39,7 @@ import { type IdentityControl, PATHS, PlatformError } from "../platform/index.ts
 import { listPartitioned } from "./partitioned-listing.ts";
 import type { ReverifyContext } from "./reverify-context.ts";
 import { newTally, notFound, type ReverifyTally, readFailed, settle } from "./reverify-settle.ts";
+import { recheckSource, type SourceRecheck } from "./source-recheck.ts";
 import { type ChosenStrategy, chooseStrategy, type StrategyInputs } from "./state-strategy.ts";
 
 export type { ReverifyContext };
@@ -50,6 +56,8 @@ export interface ReverifyOptions {
 export interface ReverifyResult extends ReverifyTally {
   readonly strategy: ChosenStrategy | null;
   readonly reread: number;
+  /** The source's re-read (null: nothing pending, or no source given). */
+  readonly source: SourceRecheck | null;
 }
 
 const PAGE = 500;
@@ -71,13 +79,28 @@ export async function reverifyPending(
   options: ReverifyOptions = {},
 ): Promise<ReverifyResult> {
   const since = options.before ?? (await serverTimeAgo(ctx.db, process.uptime()));
-  const stale = await countStalePending(ctx.db, runId, since);
-  if (stale.actions === 0) return { strategy: null, reread: 0, ...newTally() };
+  let stale = await countStalePending(ctx.db, runId, since);
+  if (stale.actions === 0) return { strategy: null, reread: 0, source: null, ...newTally() };
   const { creates } = await countPendingByAction(ctx.db, runId);
+  // Only creates rest on a source flag: deletes (prune) are re-checked right before each send.
+  const source =
+    ctx.options?.source && creates > 0
+      ? await recheckSource(
+          ctx,
+          ctx.options.source,
+          runId,
+          since,
+          stale.identities,
+          await sourceRowsOfChain(ctx.db, runId),
+        )
+      : null;
+  const reread = stale.actions;
+  if (source && source.sourceChanged > 0) stale = await countStalePending(ctx.db, runId, since);
+  if (stale.actions === 0) return { strategy: null, reread, source, ...newTally() };
   const choice = chooseStrategy("auto", {
     ...(await platformEstimate(ctx.db, runId)),
     candidates: stale.identities,
-    writes: creates,
+    writes: creates - (source?.sourceChanged ?? 0),
     rate: rateOf(ctx),
     prune: false,
   });
@@ -99,7 +122,7 @@ export async function reverifyPending(
   ctx.logger.info(
     `Re-read ${stale.actions} pending actions: ${changed.length ? changed.join(", ") : "all still to do"}.`,
   );
-  return { strategy: choice.strategy, reread: stale.actions, ...tally };
+  return { strategy: choice.strategy, reread, source, ...tally };
 }
 
 const rateOf = (ctx: ReverifyContext) =>

@@ -23,7 +23,10 @@ export interface ControlEventFigure {
   /** `user@host` (the run's own process for a throttle-file or time-window hold). */
   readonly who: string;
   readonly pid: number | null;
-  /** pause, continue, set_rate, throttle_on, throttle_off, window_closed, window_open. */
+  /**
+   * pause, continue, set_rate, throttle_on, throttle_off, window_closed, window_open; and
+   * source_reread (creates cancelled as `skipped:source_changed`, flags newly set in the source).
+   */
   readonly event: string;
   readonly rate: number | null;
   readonly detail: string | null;

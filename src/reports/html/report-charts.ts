@@ -53,6 +53,7 @@ const STEER_LABELS: Record<string, string> = {
   throttle_off: "throttle off",
   window_closed: "quiet hours",
   window_open: "quiet hours over",
+  source_reread: "source re-read",
 };
 
 /** The run's pauses, continues, rate changes and holds, as marks of the requests chart. */
