@@ -12,7 +12,7 @@ import * as listedIdentities from "./0005-listed-identities.ts";
 import * as bulkTablesWithoutRunKeys from "./0006-bulk-tables-without-run-keys.ts";
 import * as platformLegacyFields from "./0008-platform-legacy-fields.ts";
 import * as worldChanges from "./0009-world-changes.ts";
-import * as sourceRereadEvent from "./0012-source-reread-event.ts";
+import * as sourceRereadEvent from "./0010-source-reread-event.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0001_initial": initial,
@@ -23,5 +23,5 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0006_bulk_tables_without_run_keys": bulkTablesWithoutRunKeys,
   "0008_platform_legacy_fields": platformLegacyFields,
   "0009_world_changes": worldChanges,
-  "0012_source_reread_event": sourceRereadEvent,
+  "0010_source_reread_event": sourceRereadEvent,
 });

@@ -232,7 +232,7 @@ export type RunEventKind =
   | "throttle_off"
   | "window_closed"
   | "window_open"
-  /** The source re-read before a send (0012): creates cancelled, flags newly set. */
+  /** The source re-read before a send (0010): creates cancelled, flags newly set. */
   | "source_reread";
 
 /** Every pause, continue and rate change of a run, and every hold by throttle file or window. */
