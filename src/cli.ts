@@ -4,7 +4,8 @@
  * Exit codes are set by `runCommand`; see README "Exit codes".
  *
  * Start-up is node's own: nothing is imported before it is needed. `--version` reads
- * package.json and nothing else; `--help` loads yargs and the options table; a command loads its
+ * package.json and nothing else; `--help` loads yargs and the options table (its zod schemas are
+ * factories, built when a command reads its options: `config/option-def.ts`); a command loads its
  * own module only (`commands/index.ts`).
  */
 
@@ -13,11 +14,12 @@ const asksVersionOnly = (args: readonly string[]) =>
   args.length === 1 && ["--version", "version", "-v", "-V"].includes(args[0] ?? "");
 
 export async function main(args: string[]): Promise<void> {
+  // The options table and its yargs rendering only: the loaders (and zod) come with a command.
   const [{ default: yargs }, { commandsFor }, usage, config, { TOOL_VERSION }] = await Promise.all([
     import("yargs"),
     import("./commands/index.ts"),
     import("./commands/usage-error.ts"),
-    import("./config.ts"),
+    import("./config/help-entry.ts"),
     import("./version.ts"),
   ]);
   let parser = config

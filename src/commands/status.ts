@@ -63,31 +63,23 @@ class StatusReader {
   }
 
   /**
-   * PostgreSQL: one connection, one statement (`db/status-query.ts`). Undefined when that cannot
-   * answer (no schema yet, another version's schema, no connection): the usual open then creates
-   * or upgrades the schema, or says what is wrong.
+   * PostgreSQL: one connection, one statement (`db/status-query.ts`), and no kysely loaded on the
+   * way. Undefined when that cannot answer (no schema yet, another version's schema, no
+   * connection): the usual open then creates or upgrades the schema, or says what is wrong.
    */
   async #readOnce(): Promise<RunStatusView | undefined> {
-    const [
-      { readStatusOnce },
-      { MIGRATION_NAMES },
-      { reportMarkedInterrupted },
-      { runStatusView },
-    ] = await Promise.all([
+    const [{ readStatusOnce }, { reportMarkedInterrupted }] = await Promise.all([
       import("../db/status-query.ts"),
-      import("../db/migration-names.ts"),
-      import("../db/abandoned-runs.ts"),
-      import("../migration/run-status.ts"),
+      import("../db/interrupted-runs.ts"),
     ]);
     const read = await readStatusOnce(this.global.databaseUrl as string, this.runId).catch(
       () => undefined,
     );
-    const known = MIGRATION_NAMES;
-    const current =
-      read?.migrations.length === known.length && known.every((n) => read.migrations.includes(n));
-    if (!read || !current) return undefined;
+    if (!read) return undefined;
     reportMarkedInterrupted(this.logger, read.marked);
     if (!read.run) throw this.#noRun();
+    // Only a run to show loads its view (`migration/run-status.ts`, which still brings kysely).
+    const { runStatusView } = await import("../migration/run-status.ts");
     return runStatusView(read.run, read.counts, read.control, new Date());
   }
 

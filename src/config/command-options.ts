@@ -2,7 +2,6 @@
  * The options table, continued: settings of one command or a few (plan/apply/reconcile runs,
  * `runs`, `db seed`, `demo`). Same rows, same rules as `options.ts`.
  */
-import { z } from "zod";
 import { ACCEPTED_REASON_CODES } from "../contract/index.ts";
 import {
   booleanSchema,
@@ -10,15 +9,14 @@ import {
   dailyWindowSchema,
   numberSchema,
   option,
+  type SchemaFactory,
   textSchema,
 } from "./option-def.ts";
 import { platformOptions } from "./options.ts";
 
 /** A boolean flag whose env var is spelled `true` or `false`. */
-const envBooleanSchema = z.preprocess(
-  (v) => (v === "true" ? true : v === "false" ? false : v),
-  booleanSchema,
-);
+const envBooleanSchema: SchemaFactory<boolean> = (z) =>
+  z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), booleanSchema(z));
 
 /** plan, apply and reconcile. */
 export const runOptions = {

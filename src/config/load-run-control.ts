@@ -22,6 +22,7 @@ import {
 } from "./load.ts";
 import type { OptionValues } from "./option-def.ts";
 import { platformOptions } from "./options.ts";
+import { schemaOf } from "./read-table.ts";
 
 export type RevertConfig = OptionValues<typeof revertTable>;
 export type StatusConfig = OptionValues<typeof statusOptions>;
@@ -76,7 +77,7 @@ export function loadStatusConfig(argv: Argv, env: Env = process.env): StatusConf
 export function loadSetRate(raw: unknown, argv: Argv, env: Env = process.env): number {
   const problems: string[] = [];
   const { allowRateAboveLimit } = readTable(setRateOptions, argv, env, problems);
-  const parsed = platformOptions.rate.schema.safeParse(raw);
+  const parsed = schemaOf(platformOptions.rate).safeParse(raw);
   if (!parsed.success) {
     problems.push(`The rate ${parsed.error.issues[0]?.message ?? "is invalid"} (requests/s).`);
   } else {

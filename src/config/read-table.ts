@@ -2,7 +2,8 @@
  * Compiles one options table from flags, env vars and defaults, naming the flag or env var of
  * every problem. Generic over the table: the CLI's tables (`load.ts`) and the sandbox's own use it.
  */
-import type { OptionDef, OptionTable, OptionValues } from "./option-def.ts";
+import { z } from "zod";
+import type { OptionDef, OptionTable, OptionValues, SchemaFactory } from "./option-def.ts";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 export type Argv = Readonly<Record<string, unknown>>;
@@ -18,6 +19,18 @@ function originOf(def: OptionDef, argv: Argv, env: Env): Origin | undefined {
   const fromEnv = def.env ? env[def.env] : undefined;
   if (fromEnv !== undefined && fromEnv !== "") return { raw: fromEnv, name: `env ${def.env}` };
   return undefined;
+}
+
+const built = new WeakMap<SchemaFactory<unknown>, z.ZodType>();
+
+/** An option's zod schema, built from its row's factory on first use and kept. */
+export function schemaOf<T>(def: OptionDef<T>): z.ZodType<T> {
+  let schema = built.get(def.schema);
+  if (!schema) {
+    schema = def.schema(z);
+    built.set(def.schema, schema);
+  }
+  return schema as z.ZodType<T>;
 }
 
 /** How the user gave an option: `--rate` or `env CONTROLS_RATE` (undefined: the default). */
@@ -52,7 +65,7 @@ export function readTable<T extends OptionTable>(
       out[key] = def.default;
       continue;
     }
-    const parsed = def.schema.safeParse(origin.raw);
+    const parsed = schemaOf(def).safeParse(origin.raw);
     if (parsed.success) out[key] = parsed.data;
     else problems.push(`${origin.name} ${parsed.error.issues[0]?.message ?? "is invalid"}.`);
   }

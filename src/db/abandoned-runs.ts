@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { Logger } from "../log.ts";
 import type { DatabaseHandle } from "./database-handle.ts";
+import { PLAN_STALE_AFTER, reportMarkedInterrupted } from "./interrupted-runs.ts";
 import { WRITER_LOCK_KEY } from "./run-lock.ts";
 
 /**
@@ -15,8 +16,7 @@ const journalCounts = sql`(
     select case when a.outcome is null then a.status else a.status || ':' || a.outcome end, count(*)
     from controls_migration.actions a where a.run_id = r.id group by 1) c)`;
 
-/** A plan run whose heartbeat (every 10 s) is older than this has no live process. */
-export const PLAN_STALE_AFTER = "5 minutes";
+export { PLAN_STALE_AFTER, reportMarkedInterrupted };
 
 /**
  * Marks `interrupted` the runs that no process is running any more: left `running` by a process
@@ -59,13 +59,4 @@ export async function markAbandonedRunsInterrupted(
   const marked = Number(r.numAffectedRows ?? 0);
   reportMarkedInterrupted(logger, marked);
   return marked;
-}
-
-/** Says how many runs were just marked interrupted, and how to go on with them. */
-export function reportMarkedInterrupted(logger: Logger, marked: number): void {
-  if (marked > 0) {
-    logger.warn(
-      `Marked ${marked} run(s) interrupted: a process left them running when it lost the database connection or was stopped. \`controls-migrate runs\` lists them; an apply or reconcile continues with --resume RUN_ID, a revert with: revert RUN_ID --resume REVERT_ID.`,
-    );
-  }
 }

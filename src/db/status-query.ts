@@ -2,12 +2,14 @@
  * `status` on PostgreSQL in one connection and one statement: the tool's applied migrations, the
  * run (the one named, else the latest writer run) with its action counts and control row, and,
  * as every open of the database does (`abandoned-runs.ts`), the runs no process runs any more
- * marked `interrupted`, all in one round trip. A database this statement cannot read (no tool
+ * marked `interrupted`, all in one round trip. Loads no kysely: `pg` directly, and the migration
+ * names from `migrations/names.ts`. A database this statement cannot read (no tool
  * schema yet, or an older one) answers `undefined`: the caller then opens it the usual way,
  * which creates or upgrades the schema.
  */
 import pg from "pg";
-import { PLAN_STALE_AFTER } from "./abandoned-runs.ts";
+import { MIGRATION_NAMES } from "../../migrations/names.ts";
+import { PLAN_STALE_AFTER } from "./interrupted-runs.ts";
 import { WRITER_LOCK_KEY } from "./run-lock.ts";
 import {
   type ActionStatus,
@@ -86,11 +88,16 @@ interface Row {
   rate_budget: number | null;
 }
 
+/** True when a database's applied migrations are exactly this version's. */
+const sameMigrations = (applied: readonly string[]) =>
+  applied.length === MIGRATION_NAMES.length && MIGRATION_NAMES.every((n) => applied.includes(n));
+
 const date = (v: unknown) => (v == null ? null : new Date(String(v)));
 
 /**
  * Reads a run's status from PostgreSQL at `url` in one statement, or `undefined` when the tool's
- * schema is missing or older than this statement needs. Connection errors are thrown as pg's.
+ * schema is missing, or its applied migrations are not exactly this version's (the usual open
+ * then migrates, or refuses a newer schema). Connection errors are thrown as pg's.
  *
  * @example
  *   const read = await readStatusOnce(url, undefined); // the latest writer run
@@ -109,6 +116,7 @@ export async function readStatusOnce(
     const params = [runId ?? null, PLAN_STALE_AFTER, [...WRITER_MODES], WRITER_LOCK_KEY];
     const { rows } = await client.query<Row>(STATEMENT, params);
     const row = rows[0] as Row;
+    if (!sameMigrations(row.migrations ?? [])) return undefined;
     const r = row.run;
     return {
       migrations: row.migrations ?? [],

@@ -14,6 +14,7 @@ import {
   numberSchema,
   option,
   readTable,
+  type SchemaFactory,
   textSchema,
 } from "../shared.ts";
 import { endpointRatesFromArgv } from "./endpoint-rates.ts";
@@ -21,9 +22,10 @@ import { endpointRatesFromArgv } from "./endpoint-rates.ts";
 const fraction = numberSchema({ min: 0, max: 1 });
 const nonNegative = numberSchema({ min: 0 });
 /** A number of seconds above zero. */
-const positive = numberSchema({}).refine((n) => n > 0, {
-  error: (iss) => `must be greater than 0, got ${String(iss.input)}`,
-});
+const positive: SchemaFactory<number> = (z) =>
+  numberSchema({})(z).refine((n) => n > 0, {
+    error: (iss) => `must be greater than 0, got ${String(iss.input)}`,
+  });
 
 /** Every `controls-sandbox` option. */
 export const sandboxOptions = {

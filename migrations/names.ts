@@ -1,0 +1,16 @@
+/**
+ * The name of every migration of `index.ts`, in order, without loading one of them (nor kysely):
+ * what `status` on PostgreSQL compares with a database's applied migrations, at node's speed.
+ * A new migration is added here too; `test/unit/migrations.names.test.ts` fails until it is.
+ */
+export const MIGRATION_NAMES: readonly string[] = Object.freeze([
+  "0001_initial",
+  "0002_run_lifecycle",
+  "0003_run_control",
+  "0004_request_series",
+  "0005_listed_identities",
+  "0006_bulk_tables_without_run_keys",
+  "0008_platform_legacy_fields",
+  "0009_world_changes",
+  "0010_source_reread_event",
+]);
