@@ -45,7 +45,15 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "anomaly_detail",
     "valid",
   ],
-  snapshot_identities: ["run_id", "identity_id", "status", "error", "observed_at"],
+  snapshot_identities: [
+    "run_id",
+    "identity_id",
+    "status",
+    "error",
+    "observed_at",
+    "platform_user_disabled",
+    "platform_admin_disabled",
+  ],
   listed_identities: ["run_id", "identity_id"],
   snapshot_controls: [
     "run_id",
@@ -76,6 +84,8 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "other_active_controls",
     "detail",
     "prunable",
+    "platform_user_disabled",
+    "platform_admin_disabled",
   ],
   actions: [
     "id",
@@ -106,6 +116,18 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "reported_at",
   ],
   run_events: ["id", "run_id", "at", "kind", "rate", "who", "pid", "detail"],
+  platform_wait_sightings: ["identity_id", "flag", "first_seen_at", "run_id"],
+  world_changes: [
+    "run_id",
+    "since_run_id",
+    "identity_id",
+    "kind",
+    "control_id",
+    "set_by",
+    "detail",
+    "undone",
+    "seen_at",
+  ],
 };
 
 for (const b of backends) {
@@ -154,6 +176,7 @@ for (const b of backends) {
           "controls_migration.run_controls",
           "controls_migration.run_events",
           "controls_migration.runs",
+          "controls_migration.world_changes",
         ],
       );
     });
