@@ -258,8 +258,10 @@ export const CORPUS: readonly CorpusCase[] = [
     platform: { id: U.i!, ud: false, ad: true, controls: [{ type: "DORMANT", set_by: "CLIENT" }] },
     warn: [
       {
-        finding: "missing_service_control",
-        detail: /^admin_disabled is true; the platform must migrate it$/,
+        // The platform's own admin_disabled is true too: its migration will create the control.
+        finding: "awaiting_platform_migration",
+        detail:
+          /^admin_disabled is true here and on the platform: its own migration will create the SERVICE SELL_ONLY$/,
         other: "DORMANT:CLIENT",
       },
     ],
@@ -333,7 +335,7 @@ export const CORPUS: readonly CorpusCase[] = [
     warn: [
       { finding: "in_sync", detail: /^$/, observedSetBy: "CLIENT" },
       {
-        finding: "unexpected_client_control",
+        finding: "duplicate_client_control",
         detail: /^a second active CLIENT SELL_ONLY \(duplicate\)$/,
         observedSetBy: "CLIENT",
         action: "delete_with_prune",
@@ -361,8 +363,10 @@ export const CORPUS: readonly CorpusCase[] = [
     platform: { id: U.v!, ud: false, ad: true, controls: [sellOnly("CLIENT", true)] },
     warn: [
       {
-        finding: "missing_service_control",
-        detail: /^admin_disabled is true; the platform must migrate it$/,
+        // The platform's own admin_disabled is true too: its migration will create the control.
+        finding: "awaiting_platform_migration",
+        detail:
+          /^admin_disabled is true here and on the platform: its own migration will create the SERVICE SELL_ONLY$/,
       },
       {
         finding: "unexpected_client_control",
