@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { after, before, describe, it } from "node:test";
 import { syntheticIdentities } from "../../src/contract/index.ts";
 import { type CliResult, collect, REHEARSAL_ENV, runCli, spawnCli } from "../helpers/cli.ts";
@@ -20,6 +21,15 @@ import { scratchCwd } from "../helpers/scratch-cwd.ts";
 const N = 400;
 const SEED = 2627;
 const CONTROLS = "/v2/identity/controls";
+/**
+ * The sandbox stamps a request when its process handles it, and the CLI's requests leave when its
+ * process gets the CPU: on a shared machine either can stall, and requests sent 200 ms apart then
+ * land together (ARCHITECTURE.md: a window of W s sees at most rate·W plus requests in flight).
+ * So one request of jitter is allowed, and beyond that only the stall's worth measured in this
+ * process. Without the restored rate the resume would go at the default 40 requests/s.
+ */
+const jitterAllowance = (stallMs: number) => 1 + Math.ceil((stallMs * 5) / 1000);
+
 const flagged = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled).map((r) => r.id);
 
 /** Waits until `ready()` holds, polling; fails after two minutes. */
@@ -27,7 +37,7 @@ async function waitFor(what: string, ready: () => boolean): Promise<void> {
   const end = Date.now() + 120_000;
   while (!ready()) {
     if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
@@ -86,10 +96,12 @@ backends.forEach((backend) => {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it("a --rate 5 apply killed with SIGKILL and resumed without --rate, then interrupted and resumed by pasting its Resume with: line, never sends more than 5 requests to the controls path in any one-second window and leaves every flagged identity its control", async () => {
+    it("a --rate 5 apply killed with SIGKILL and resumed without --rate, then interrupted and resumed by pasting its Resume with: line, never sends more than 5 requests to the controls path in any one-second window and leaves every flagged identity its control", async (t) => {
       const out = join(dir, "rate");
       const runId = await killedRun(rig, out);
       const from = Date.now();
+      const stalls = monitorEventLoopDelay({ resolution: 10 });
+      stalls.enable();
       const resumed = spawnCli(
         ["apply", "--resume", runId, "--no-progress", "--yes", "--out", out, ...rig.target.args],
         rig.env,
@@ -114,14 +126,23 @@ backends.forEach((backend) => {
 
       const pasted = await pasteInShell(line, rig.env);
       const to = Date.now();
+      stalls.disable();
+      const stallMs = stalls.max / 1e6;
       assert.equal(pasted.code, 0, pasted.stderr);
       const summary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8"));
       assert.equal(summary.run_id, runId);
       assert.equal(summary.settings_changed_at_resume, undefined, "no setting was changed");
 
       const most = busiestSecond(rig, from, to);
+      const allowed = 5 + jitterAllowance(stallMs);
+      t.diagnostic(
+        `busiest second at the sandbox: ${most} requests; longest stall: ${Math.round(stallMs)} ms`,
+      );
       assert.ok(most > 0, "the resumes sent creates");
-      assert.ok(most <= 5, `at most 5 requests in any second, measured ${most}`);
+      assert.ok(
+        most <= allowed,
+        `at most ${allowed} requests in any second (5, and ${allowed - 5} of timing jitter with a ${Math.round(stallMs)} ms stall of the sandbox's process), measured ${most}`,
+      );
       assert.ok(flagged.length > 0);
       const missing = flagged.filter(
         (id) => !rig.sandbox.controlsOf(id).some((c) => c.type === "SELL_ONLY"),
