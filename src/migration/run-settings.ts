@@ -11,10 +11,11 @@
  */
 import { z } from "zod";
 import type { RunConfigs } from "../config.ts";
+import type { DatabaseHandle } from "../db/connect.ts";
 import { currentRequester, requestRunControl } from "../db/run-control-queries.ts";
 import { saveRunOptions } from "../db/run-options-query.ts";
 import { getRun } from "../db/run-queries.ts";
-import type { PipelineDeps } from "./pipeline-context.ts";
+import type { Logger } from "../log.ts";
 
 /** Where a setting lives in the configs, and the flag that sets it. */
 const SETTINGS = {
@@ -138,7 +139,7 @@ export function settingChangesForSummary(changes: readonly SettingChange[]) {
  * the run is going, so a resume's own rate must be written there too).
  */
 export async function recordSettingChanges(
-  deps: PipelineDeps,
+  deps: { readonly handle: DatabaseHandle; readonly logger: Logger },
   runId: string,
   changes: readonly SettingChange[],
 ): Promise<void> {
