@@ -23,6 +23,7 @@ import { renderSummaryTable } from "../reports/summary.ts";
 import { logSummary } from "../reports/summary-log.ts";
 import { askOnTerminal, confirmationQuestion } from "./confirm-prompt.ts";
 import { runWiredPipeline } from "./pipeline-wiring.ts";
+import { resumeConfigs, resumeFlags } from "./resume-settings.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
 
 /**
@@ -57,13 +58,18 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
   };
   const handle = await openDatabase(global, logger).catch((err) => failed(err, null));
   try {
+    // A resume goes on with the run's own settings (its rate, limit...), where not given again.
+    const resumed = await resumeConfigs(handle, configs, argv);
+    const limit = resumed.configs.pipeline.limit;
     const result = await runWiredPipeline(
-      { configs, global, handle, logger, signal },
+      { configs: resumed.configs, global, handle, logger, signal },
       {
         mode,
+        settingChanges: resumed.changes,
+        resumeFlags: resumeFlags(argv, mode),
         confirm: async (writes) =>
           pipeline.yes ||
-          askOnTerminal(confirmationQuestion(mode, writes, platform, pipeline.limit), signal),
+          askOnTerminal(confirmationQuestion(mode, writes, platform, limit), signal),
         onRunStarted: (id) => {
           runId = id;
           noteOutFolderRun(id);

@@ -4,6 +4,7 @@ import type { RunMode } from "../db/schema.ts";
 import type { Logger } from "../log.ts";
 import { type PendingWrites, type PipelineResult, runPipeline } from "../migration/pipeline.ts";
 import { createProgress } from "../migration/progress.ts";
+import type { SettingChange } from "../migration/run-settings.ts";
 import { createPlatformClient, READ_SCOPES, WRITE_SCOPES } from "../platform/index.ts";
 import { postgresTarget } from "../secret.ts";
 
@@ -24,6 +25,10 @@ export interface PipelineRun {
   readonly mode: RunMode;
   readonly confirm: (writes: PendingWrites) => Promise<boolean>;
   readonly onRunStarted?: (runId: string) => void;
+  /** A resume's new rate or concurrency, recorded once the run is claimed. */
+  readonly settingChanges?: readonly SettingChange[];
+  /** What the `Resume with:` line repeats after `--resume ID` (connection flags, --yes). */
+  readonly resumeFlags?: string;
 }
 
 /**
@@ -68,6 +73,8 @@ export async function runWiredPipeline(
           ? postgresTarget(global.databaseUrl)
           : `pglite:${global.dataDir}`,
         onRunStarted: run.onRunStarted,
+        settingChanges: run.settingChanges ?? [],
+        resumeFlags: run.resumeFlags ?? "",
         ...(global.databaseUrl ? {} : { localChannelDir: global.dataDir }),
       },
       { mode: run.mode, run: pipeline, source, platform },

@@ -108,7 +108,7 @@ export const writeOptions = {
     schema: textSchema,
     kind: "string",
     group: "write",
-    help: "Continue an unfinished run by id (see `controls-migrate runs`).",
+    help: "Continue an unfinished run by id (see `controls-migrate runs`), with the settings it started with (rate, concurrency, state, limit, holds, reason, prune); only --rate and --concurrency may be given anew.",
   }),
   reasonCode: option({
     flag: "reason-code",

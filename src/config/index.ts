@@ -6,6 +6,7 @@
  */
 // Every per-command options table is public: a new one needs no line here.
 export * from "./command-options.ts";
+export { connectionFlags, givenRunSettings } from "./given-options.ts";
 export {
   type Argv,
   type DemoConfig,

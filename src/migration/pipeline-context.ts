@@ -9,6 +9,7 @@ import type { Logger } from "../log.ts";
 import type { PlatformClient } from "../platform/index.ts";
 import type { ExecutorContext } from "./executor.ts";
 import type { Progress } from "./progress.ts";
+import type { SettingChange } from "./run-settings.ts";
 import type { ListingSettings, SnapshotContext } from "./snapshot.ts";
 
 /** The run's options: the frozen config objects, never copied field by field. */
@@ -42,6 +43,10 @@ export interface PipelineDeps {
   readonly onRunStarted?: (runId: string) => void;
   /** PGlite's data folder, beside which a writer keeps its local channel (status, steering). */
   readonly localChannelDir?: string;
+  /** A resume's new rate or concurrency (notice in the log, `settings_changed_at_resume`). */
+  readonly settingChanges?: readonly SettingChange[];
+  /** What `Resume with:` repeats after `--resume ID`: connection flags and --yes, never a secret. */
+  readonly resumeFlags?: string;
 }
 
 /** The executor's view of a run. */

@@ -37,6 +37,7 @@ import {
   settleUnfinishedWriters,
   whileAlive,
 } from "./run-lifecycle.ts";
+import { settingChangesForSummary } from "./run-settings.ts";
 import { buildRunSummary } from "./run-summary.ts";
 import type { SourceCounts } from "./source-stage.ts";
 import { type PlatformStateSummary, readPlatformState } from "./state-stage.ts";
@@ -246,6 +247,10 @@ async function finish(
     metrics: deps.client.metrics(),
     changes,
   });
+  const changed = deps.settingChanges ?? [];
+  if (changed.length > 0) {
+    Object.assign(built, { settings_changed_at_resume: settingChangesForSummary(changed) });
+  }
   // A report that cannot be written (a full disk) leaves the run's counts recorded all the same.
   const dir = reportDir(run.id, options.run.out);
   const summary = await writeRunReport(db, built, dir, options.run.all, options.run.force).catch(
@@ -257,6 +262,6 @@ async function finish(
   return {
     summary,
     exitCode,
-    ...(resumable ? { resumeCommand: resumeCommand(options.mode, run.id) } : {}),
+    ...(resumable ? { resumeCommand: resumeCommand(options.mode, run.id, deps.resumeFlags) } : {}),
   };
 }

@@ -27,6 +27,7 @@ import {
   recordedOptions,
 } from "./pipeline-context.ts";
 import { bindingDifferences, type RunBinding } from "./run-binding.ts";
+import { recordSettingChanges } from "./run-settings.ts";
 import { readRunFigures } from "./run-summary.ts";
 import type { SourceCounts } from "./source-stage.ts";
 
@@ -68,7 +69,7 @@ export async function settleUnfinishedWriters(
     const r = unfinished[unfinished.length - 1]!;
     const left = await countNotFinal(db, r.id);
     throw new UserError(
-      `Run ${r.id} (${r.mode}, started ${r.started_at.toISOString()}) did not finish: ${left} actions are not final. Resume it first with: controls-migrate ${r.mode} --resume ${r.id}`,
+      `Run ${r.id} (${r.mode}, started ${r.started_at.toISOString()}) did not finish: ${left} actions are not final. Resume it first with: ${resumeCommand(r.mode, r.id, deps.resumeFlags)}`,
     );
   }
   for (const r of unfinished) {
@@ -82,8 +83,8 @@ export async function settleUnfinishedWriters(
 }
 
 /** The command that continues a run. */
-export const resumeCommand = (mode: string, runId: string) =>
-  `controls-migrate ${mode} --resume ${runId}`;
+export const resumeCommand = (mode: string, runId: string, flags = "") =>
+  `controls-migrate ${mode} --resume ${runId}${flags}`;
 
 /** The run `--resume ID` names, checked to be resumable by this command. */
 async function resumableRun(deps: PipelineDeps, options: PipelineOptions, id: string) {
@@ -142,6 +143,7 @@ export async function claimResumedRun(
   const run = await resumableRun(deps, options, id);
   refuseOtherBinding(deps, options, run);
   await claimRun(deps.handle.db, run.id);
+  await recordSettingChanges(deps, run.id, deps.settingChanges ?? []);
   deps.onRunStarted?.(run.id);
   deps.logger.info(`Resuming run ${run.id}`);
   return { id: run.id, source: recordedSource(run), strategy: run.strategy };
@@ -239,7 +241,7 @@ async function interruption(
   }
   return new Interrupted(
     `Interrupted: run ${runId} has ${left} actions not done; everything sent is journaled.`,
-    resumeCommand(options.mode, runId),
+    resumeCommand(options.mode, runId, deps.resumeFlags),
   );
 }
 

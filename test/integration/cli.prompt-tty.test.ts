@@ -109,7 +109,11 @@ describe("apply at a terminal", () => {
     assert.equal(code, 130, output);
     const runId = /Run (\S+) \(apply\) started/.exec(output)?.[1];
     assert.ok(runId);
-    assert.equal(lastLine(output), `Resume with: controls-migrate apply --resume ${runId}`);
+    // A command that works when pasted: the connection flags given (not env vars), and --yes.
+    assert.equal(
+      lastLine(output),
+      `Resume with: controls-migrate apply --resume ${runId} ${target.args.join(" ")} --yes`,
+    );
     const lines = output.split("\n");
     const signalAt = lines.findIndex((l) => l.includes("SIGINT received"));
     assert.ok(signalAt > 0, output);
