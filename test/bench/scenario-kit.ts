@@ -191,6 +191,8 @@ export async function startBenchSandbox(
       OAUTH_TOKEN_URL: info.token_url,
       OAUTH_CLIENT_ID: info.client_id,
       OAUTH_CLIENT_SECRET: info.client_secret,
+      // The figures are of the tool's creates: no waiting for the platform's own migration.
+      CONTROLS_WAIT_FOR_PLATFORM: "false",
     },
     stats: async () => {
       const res = await fetch(`${info.admin_url}/stats`);

@@ -74,6 +74,9 @@ export async function startWorkload(backend: Backend, opts: WorkloadOptions): Pr
       OAUTH_TOKEN_URL: sandbox.tokenUrl,
       OAUTH_CLIENT_ID: sandbox.credentials.clientId,
       OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret,
+      // Crash safety of creates is what chaos tests: create at once, without waiting for the
+      // platform's own migration of identities whose legacy field is set there too.
+      CONTROLS_WAIT_FOR_PLATFORM: "false",
     },
     identities: opts.identities,
     expectedClient: rows.filter((r) => r.user_disabled).map((r) => r.id),
