@@ -13,7 +13,10 @@ export interface LedgerCounts {
   readonly candidatesWithoutFinding: number;
   /** Findings stored more than once for one identity (same kind, expectation and control). */
   readonly repeatedFindings: number;
-  /** Findings that call for a create (`missing_client_control`). */
+  /**
+   * Findings that call for a create: `missing_client_control`, and those whose create the platform
+   * answered 404 (the finding then becomes `identity_not_found`, its action stays).
+   */
   readonly createFindings: number;
   /** Findings that call for a delete (prunable, with an observed control). */
   readonly deleteFindings: number;
@@ -58,7 +61,10 @@ export async function countLedger(db: Kysely<Database>, runId: string): Promise<
          group by f.identity_id, f.finding, f.expected_set_by, f.observed_control_id
          having count(*) > 1) d) as "repeatedFindings",
       (select count(*) from ${F} f where f.run_id = ${runId}
-         and f.finding = 'missing_client_control') as "createFindings",
+         and (f.finding = 'missing_client_control'
+           or (f.finding = 'identity_not_found' and exists (select 1 from acted
+             where acted.finding_id = f.id and acted.action = 'create'))))
+        as "createFindings",
       (select count(*) from ${F} f where f.run_id = ${runId} and f.prunable
          and f.observed_control_id is not null) as "deleteFindings",
       (select coalesce(sum(n), 0) from acted where action = 'create') as "createActions",

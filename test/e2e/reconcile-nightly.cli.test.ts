@@ -197,7 +197,7 @@ for (const backend of backends) {
       });
       assert.equal(n5.summary.findings.orphaned_own_control, 1);
       assert.equal(n5.summary.findings.identity_not_found, 1);
-      assert.equal(n5.summary.findings.missing_service_control, 1);
+      assert.equal(n5.summary.findings.awaiting_platform_migration, 1);
       assert.equal(n5.summary.outcomes["succeeded:deleted"], 1);
       assert.equal(active("Z").length, 0, "--prune-orphans removed our control on Z");
 

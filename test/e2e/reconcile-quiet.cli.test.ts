@@ -143,7 +143,7 @@ for (const backend of backends) {
 
       it("exits 0 by default and 2 with --exit-on any when only a platform-owned finding is left, and 2 by default once client work is left", async () => {
         const byDefault = await reconcile(w);
-        assert.equal(byDefault.summary.findings.missing_service_control, 1);
+        assert.equal(byDefault.summary.findings.awaiting_platform_migration, 1);
         assert.equal(byDefault.code, 0, byDefault.stderr);
         assert.equal((await reconcile(w, "--exit-on", "client")).code, 0);
         assert.equal((await reconcile(w, "--exit-on", "any")).code, 2);

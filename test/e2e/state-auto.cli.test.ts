@@ -82,7 +82,7 @@ for (const backend of backends) {
       assert.equal(s.strategy, "per-identity");
       assert.match(
         r.stderr,
-        /Reading platform state with the per-identity strategy \(auto: per-identity 1 GETs on \/v2\/identity\/controls .* < bulk ≈ 2 listing requests/,
+        /Reading platform state with the per-identity strategy \(auto: per-identity 1 GETs? on \/v2\/identity\/controls .* < bulk ≈ 2 listing requests/,
       );
       assert.match(s.platform_state.reason, /filtered ≈ 2 listing requests/);
       assert.equal(s.findings.unexpected_client_control, 0, "per-identity never reads Z");

@@ -6,24 +6,17 @@
  *   const r = await runCliIn(dir, ["reconcile", "--yes", "--out", join(dir, "r1")], env);
  */
 import { spawn } from "node:child_process";
-import { join } from "node:path";
-import { type CliResult, collect, REPO_ROOT } from "./cli.ts";
+import { type CliResult, collect, REHEARSAL_ENV } from "./cli.ts";
 import { CLI_ENTRY } from "./cli-entry.ts";
-
-/** Node's arguments for the CLI from any working directory (tsx resolved from the repository). */
-const ENTRY = CLI_ENTRY.map((a) => {
-  if (a === "tsx") return import.meta.resolve("tsx");
-  return a.endsWith(".ts") || a.endsWith(".js") ? join(REPO_ROOT, a) : a;
-});
 
 export function runCliIn(
   cwd: string,
   args: readonly string[],
   env: Record<string, string | undefined> = {},
 ): Promise<CliResult> {
-  const child = spawn(process.execPath, [...ENTRY, ...args], {
+  const child = spawn(process.execPath, [...CLI_ENTRY, ...args], {
     cwd,
-    env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, ...env },
+    env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, ...REHEARSAL_ENV, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   return collect(child);
