@@ -13,5 +13,6 @@ export {
   PlatformError,
   type PlatformErrorKind,
 } from "./platform-error.ts";
+export { CAP_GUARD_MS } from "./token-bucket.ts";
 export * from "./types.ts";
 export { normalizeSetBy } from "./wire-parsers.ts";

@@ -2,6 +2,13 @@ import { MAX_TIMER_MS } from "../backoff.ts";
 
 /** Timer lateness up to this is jitter and is caught up; beyond it, the loop was stalled. */
 const STALL_MS = 20;
+/**
+ * The one-second cap's window is this much longer than a second: two requests sent a second
+ * apart may arrive closer together (loopback and event-loop jitter), and the platform counts
+ * arrivals. 20 ms of margin costs 2% of throughput where the cap binds, and keeps ⌊rate⌋ in any
+ * second as the platform sees it unless one request is delayed by more than that.
+ */
+export const CAP_GUARD_MS = 20;
 
 export interface TokenBucketOptions {
   /** Sustained rate, tokens per second. */
@@ -35,7 +42,7 @@ interface Waiter {
  * grants in any interval T. Grants are decided when they happen, not reserved ahead, so an event
  * loop stall cannot pile up overdue reservations that then all go out together. The cap keeps at
  * most ⌊rate⌋ grants in any sliding second, so even a catch-up burst after a stall or an idle spell
- * never lifts a one-second average above the rate: the platform averages over five minutes, but
+ * never lifts a one-second average above the rate (the window is a second plus {@link CAP_GUARD_MS}): the platform averages over five minutes, but
  * the budget then holds for any window of a second or more.
  *
  * Waiters are served first come, first served by a single timer.
@@ -92,7 +99,7 @@ export class TokenBucket {
   /** The earliest instant a grant is possible (≤ now means at once). */
   nextAt(): number {
     const oldest = this.#recent[this.#recentHead] as number;
-    return Math.max(this.#tat - this.#toleranceMs, this.#pausedUntil, oldest + 1000);
+    return Math.max(this.#tat - this.#toleranceMs, this.#pausedUntil, oldest + 1000 + CAP_GUARD_MS);
   }
 
   /** Grants a token now if one is due; never waits. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { TokenBucket } from "../../src/platform/token-bucket.ts";
+import { CAP_GUARD_MS, TokenBucket } from "../../src/platform/token-bucket.ts";
 
 function clock(start = 1_000_000) {
   let t = start;
@@ -58,13 +58,13 @@ describe("TokenBucket", () => {
       c.advance(rand() < 0.05 ? 1500 * rand() : 30 * rand());
     }
     assert.ok(grants.length > 1000);
-    for (const T of [100, 250, 1000, 5000]) {
+    for (const T of [100, 250, 1000, 1000 + CAP_GUARD_MS, 5000]) {
       let j = 0;
       for (let i = 0; i < grants.length; i++) {
         while ((grants[i] as number) - (grants[j] as number) >= T) j++;
         const n = i - j + 1;
         assert.ok(n <= burst + (rate * T) / 1000, `interval ${T} ms held ${n}`);
-        if (T === 1000) assert.ok(n <= rate, `a second held ${n}`);
+        if (T === 1000 + CAP_GUARD_MS) assert.ok(n <= rate, `a second and its guard held ${n}`);
       }
     }
   });
@@ -94,7 +94,7 @@ describe("TokenBucket", () => {
     // any second, counting the one at t0) and then the new 500 ms spacing apply.
     assert.deepEqual(
       drain(b, c, 4).map((t) => t - t0),
-      [100, 1000, 1500, 2000],
+      [100, 1000 + CAP_GUARD_MS, 1500 + CAP_GUARD_MS, 2000 + 2 * CAP_GUARD_MS],
     );
   });
 
@@ -165,6 +165,8 @@ describe("TokenBucket", () => {
     b.sent();
     assert.equal(b.tryTake(), false, "a send counts from its own moment, for a second");
     c.advance(1000);
+    assert.equal(b.tryTake(), false, "and for the cap's guard beyond it");
+    c.advance(CAP_GUARD_MS);
     assert.equal(b.tryTake(), true);
   });
 });
