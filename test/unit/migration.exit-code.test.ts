@@ -114,6 +114,27 @@ describe("exitCodeFor", () => {
     assert.equal(exitCodeFor(left), ExitCode.findings);
   });
 
+  it("gives reconcile --exit-on any 2 when only an awaiting_platform_migration is left, which the default ignores", () => {
+    const awaiting = { mode: "reconcile", reportableFindings: 0, clientWorkLeft: 0 } as const;
+    assert.equal(
+      exitCodeFor(tally({ ...awaiting, exitOn: "any", findingsLeft: 1 })),
+      ExitCode.findings,
+    );
+    assert.equal(exitCodeFor(tally(awaiting)), ExitCode.ok);
+  });
+
+  it("counts every finding but in_sync, less the succeeded actions, as left for --exit-on any", () => {
+    const figures = {
+      findings: { in_sync: 5, awaiting_platform_migration: 1, missing_client_control: 2 },
+      byFinding: [],
+      outcomes: {},
+      actions: { succeeded: 2, failed: 0, pending: 0, in_flight: 0, ambiguous: 0 },
+    } as unknown as RunFigures;
+    const t = tallyOf("reconcile", false, figures);
+    assert.equal(t.findingsLeft, 1);
+    assert.equal(t.reportableFindings, 2);
+  });
+
   it("gives reconcile 0 by default (--exit-on client) when only platform-owned findings are left, 2 when client work is left", () => {
     const platformOnly = tally({ mode: "reconcile", reportableFindings: 4, clientWorkLeft: 0 });
     assert.equal(exitCodeFor(platformOnly), ExitCode.ok);
