@@ -95,6 +95,9 @@ export function tallyOf(mode: RunMode, interrupted: boolean, f: RunFigures): Run
     // learnt late (how the filtered strategy checks existence), not an action to retry.
     failedActions: f.actions.failed - (f.outcomes["failed:identity_not_found"] ?? 0),
     unsettledActions: f.actions.pending + f.actions.in_flight + f.actions.ambiguous,
+    anyFindingsLeft: Object.entries(findingResolution(f).findings_left)
+      .filter(([kind]) => kind !== "in_sync")
+      .reduce((n, [, v]) => n + v, 0),
   };
 }
 

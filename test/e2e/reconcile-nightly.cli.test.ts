@@ -204,6 +204,9 @@ for (const backend of backends) {
       // Night 5, again with the filtered strategy: the same finding for W, and nothing sent to it.
       const creates = sandbox.stats().writes.creates;
       const n6 = await reconcile("--state", "filtered");
+      console.log(readFileSync(join(dir, "night-5", "diff.csv"), "utf8"));
+      console.log(readFileSync(join(dir, "night-6", "diff.csv"), "utf8"));
+      console.log(JSON.stringify(n6.summary.findings), n6.stderr);
       expectNight(n6, { outside: {}, undone: 0, added: 0, resolved: 0, exit: 0 });
       assert.equal(n6.summary.findings.identity_not_found, 1);
       assert.equal(n6.summary.findings.contested, 1);

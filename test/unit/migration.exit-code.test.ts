@@ -70,6 +70,13 @@ describe("tallyOf with three-way findings", () => {
     assert.equal(exitCodeFor(t), ExitCode.ok);
   });
 
+  it("gives a reconcile --exit-on any 2 when awaiting_platform_migration is the only finding left", () => {
+    const t = tallyOf("reconcile", false, figures({ in_sync: 4, awaiting_platform_migration: 1 }));
+    assert.equal(exitCodeFor({ ...t, exitOn: "any" }), ExitCode.findings);
+    const created = tallyOf("reconcile", false, figures({ awaiting_platform_migration: 2 }, 2));
+    assert.equal(exitCodeFor({ ...created, exitOn: "any" }), ExitCode.ok);
+  });
+
   it("gives a reconcile 2 when a platform_will_restrict is left beside awaiting ones whose creates succeeded", () => {
     const t = tallyOf(
       "reconcile",
