@@ -13,6 +13,7 @@ import * as bulkTablesWithoutRunKeys from "./0006-bulk-tables-without-run-keys.t
 import * as platformLegacyFields from "./0008-platform-legacy-fields.ts";
 import * as worldChanges from "./0009-world-changes.ts";
 import * as sourceRereadEvent from "./0010-source-reread-event.ts";
+import * as sourceIdSets from "./0011-source-id-sets.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0001_initial": initial,
@@ -24,4 +25,5 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0008_platform_legacy_fields": platformLegacyFields,
   "0009_world_changes": worldChanges,
   "0010_source_reread_event": sourceRereadEvent,
+  "0011_source_id_sets": sourceIdSets,
 });

@@ -13,4 +13,5 @@ export const MIGRATION_NAMES: readonly string[] = Object.freeze([
   "0008_platform_legacy_fields",
   "0009_world_changes",
   "0010_source_reread_event",
+  "0011_source_id_sets",
 ]);

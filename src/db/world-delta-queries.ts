@@ -7,10 +7,12 @@ import { type Kysely, type RawBuilder, sql } from "kysely";
 import {
   type Database,
   type Run,
+  TOOL_SCHEMA,
   TOOL_TABLES,
   type WorldChange,
   type WorldChangeKind,
 } from "./schema.ts";
+import { idHash } from "./source-id-set-queries.ts";
 
 const T = {
   runs: sql.table(TOOL_TABLES.runs),
@@ -20,6 +22,7 @@ const T = {
   f: sql.table(TOOL_TABLES.findings),
   a: sql.table(TOOL_TABLES.actions),
   w: sql.table(TOOL_TABLES.worldChanges),
+  ids: sql.table(`${TOOL_SCHEMA}.source_ids`),
 };
 
 /** The platform and source a run was bound to, as `runs.options` records them. */
@@ -159,18 +162,29 @@ const flagsOf = (run: string) => sql`
   where run_id = ${run} and valid and identity_id is not null group by identity_id`;
 
 /**
- * Stores the flags that changed on rows both runs hold, and the flagged rows only this run holds:
- * `source_row_added` when the earlier run knew the identity had no row (it looked it up), else
- * `flag_set` (the earlier run kept no clean rows, so a row it never stored was clean or absent).
+ * Stores the flags that changed on rows both runs hold, and the flagged rows only this run holds.
+ * The earlier run kept no clean rows, so a row it never stored was clean or absent then: with the
+ * source's id set as the earlier run read it (`idSet`, source-id-set-queries.ts), a row whose id
+ * was not in it is `source_row_added`, else `flag_set`; without one, only an identity the earlier
+ * run looked up and found no row for is `source_row_added`.
  */
-export async function storeFlagDelta(db: Kysely<Database>, d: DeltaRuns): Promise<number> {
+export async function storeFlagDelta(
+  db: Kysely<Database>,
+  d: DeltaRuns,
+  idSet: number | undefined,
+): Promise<number> {
   const { runId: R, sinceId: P } = d;
+  const absentThen =
+    idSet === undefined
+      ? sql`false`
+      : sql`not exists (select 1 from ${T.ids} x where x.set_id = ${idSet}
+          and x.h = ${idHash(sql.ref("rs.identity_id"))})`;
   const r = await sql`
     with ps as (${flagsOf(P)}), rs as (${flagsOf(R)}),
     pairs as (
       select rs.identity_id, ps.u as pu, ps.a as pa, rs.u as ru, rs.a as ra,
-        ps.identity_id is null and exists (select 1 from ${T.f} f where f.run_id = ${P}
-          and f.identity_id = rs.identity_id and f.finding in ('unknown_to_source', 'orphaned_own_control')) as added
+        ps.identity_id is null and (${absentThen} or exists (select 1 from ${T.f} f where f.run_id = ${P}
+          and f.identity_id = rs.identity_id and f.finding in ('unknown_to_source', 'orphaned_own_control'))) as added
       from rs left join ps on ps.identity_id = rs.identity_id),
     changes as (
       select identity_id, 'source_row_added' as kind, null as set_by,

@@ -153,12 +153,38 @@ export async function markContested(
   return r.rows.length;
 }
 
-/** The key a finding is compared by: identity, kind and owner (either spelling). */
+/**
+ * The key a finding is compared by: identity, kind and owner (either spelling); `c`, the fact a
+ * finding refines (an expected control of the owner missing, whatever the platform's legacy field
+ * says of it); `u`, the legacy fields were not read (an identity a filtered listing did not show).
+ */
 const keys = (run: string, afterActions: boolean) => sql`
   select coalesce(identity_id, '') as i, finding as fk,
-    replace(coalesce(expected_set_by, observed_set_by, ''), 'SET_BY_', '') as k
+    regexp_replace(coalesce(expected_set_by, observed_set_by, ''), '^SET_BY_(CLIENT|SERVICE)$', '\\1') as k,
+    case when finding in (${MISSING}) then 'missing' else finding end as c,
+    platform_user_disabled is null and platform_admin_disabled is null as u
   from ${T.f} f where run_id = ${run} and finding <> 'in_sync'
   ${afterActions ? sql`and not exists (select 1 from ${T.a} a where a.run_id = ${run} and a.finding_id = f.id and a.status = 'succeeded')` : sql``}`;
+
+/** Findings of a missing expected control: which one depends on the platform's legacy field. */
+const MISSING = sql.join(
+  [
+    "missing_client_control",
+    "missing_service_control",
+    "awaiting_platform_migration",
+    "platform_unaware_of_admin_flag",
+  ].map((k) => sql`${k}`),
+);
+
+/**
+ * The findings of `a` that `b` does not hold. One finding per fact, whatever the strategy: where
+ * either side did not read the platform's legacy fields, a missing control is the same finding
+ * under any of its names (bulk's `awaiting_platform_migration` is filtered's
+ * `missing_service_control` for an identity the filtered listing did not show).
+ */
+const onlyIn = (a: ReturnType<typeof sql>, b: ReturnType<typeof sql>) => sql`
+  select distinct x.i, x.fk, x.k from (${a}) x where not exists (select 1 from (${b}) y
+    where y.i = x.i and y.k = x.k and (y.fk = x.fk or (y.c = x.c and (x.u or y.u))))`;
 
 /**
  * New and resolved findings of `runId` (as read) against `sinceId`'s findings left after its own
@@ -178,10 +204,13 @@ export async function findingDelta(
     );
   const kinds = sql.join(clientKinds.map((k) => sql`${k}`));
   return {
-    newFindings: await count(sql`${keys(runId, false)} except ${keys(sinceId, true)}`),
-    resolvedFindings: await count(sql`${keys(sinceId, true)} except ${keys(runId, false)}`),
+    newFindings: await count(onlyIn(keys(runId, false), keys(sinceId, true))),
+    resolvedFindings: await count(onlyIn(keys(sinceId, true), keys(runId, false))),
     newClientWork: await count(
-      sql`select * from (${keys(runId, true)}) n where fk in (${kinds}) except ${keys(sinceId, true)}`,
+      onlyIn(
+        sql`select * from (${keys(runId, true)}) n where fk in (${kinds})`,
+        keys(sinceId, true),
+      ),
     ),
   };
 }
@@ -199,8 +228,8 @@ export async function findingDeltaRows(
 ): Promise<{ identity_id: string | null; finding: string; owner: string }[]> {
   const q =
     side === "added"
-      ? sql`${keys(runId, false)} except ${keys(sinceId, true)}`
-      : sql`${keys(sinceId, true)} except ${keys(runId, false)}`;
+      ? onlyIn(keys(runId, false), keys(sinceId, true))
+      : onlyIn(keys(sinceId, true), keys(runId, false));
   const r = await sql<{ i: string; fk: string; k: string }>`
     select i, fk, k from (${q}) d order by i, fk, k limit ${limit}`.execute(db);
   return r.rows.map((x) => ({ identity_id: x.i === "" ? null : x.i, finding: x.fk, owner: x.k }));

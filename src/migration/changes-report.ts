@@ -7,6 +7,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { worldChangesPage } from "../db/world-delta-queries.ts";
 import { writeCsv } from "../reports/csv.ts";
+import { ownerSpelling } from "../reports/owner-spelling.ts";
 
 /** The exact header of changes.csv; documented in the README. */
 export const CHANGE_COLUMNS = [
@@ -35,9 +36,9 @@ async function* changeRows(db: Kysely<Database>, runId: string): AsyncGenerator<
         identity_id: c.identity_id,
         change: c.kind,
         control_id: c.control_id,
-        set_by: c.set_by,
+        set_by: c.set_by && ownerSpelling(c.set_by),
         undone: c.undone,
-        detail: c.detail,
+        detail: c.detail && ownerSpelling(c.detail),
         seen_at: c.seen_at,
       };
     }

@@ -68,10 +68,10 @@ export interface RunTally {
   /** Actions still pending, in flight or ambiguous: their outcome is not settled. */
   readonly unsettledActions: number;
   /**
-   * Every finding but `in_sync` left after the run's succeeded actions, platform-owned ones
-   * included (`--exit-on any`).
+   * Findings of any kind but `in_sync` left after the run's succeeded actions, platform-owned ones
+   * included (`--exit-on any`); absent, reportable findings less succeeded actions.
    */
-  readonly findingsLeft?: number;
+  readonly anyFindingsLeft?: number;
   /** reconcile: what exits 2 (default `client`). */
   readonly exitOn?: ExitOn;
   /** Findings of {@link CLIENT_WORK_KINDS} left after the run's succeeded actions. */
@@ -97,7 +97,7 @@ export function exitCodeFor(t: RunTally): ExitCode {
   // reconcile: each succeeded action resolved one finding; what is left is for people.
   const left =
     (t.exitOn ?? "client") === "any"
-      ? (t.findingsLeft ?? t.reportableFindings - t.succeededActions)
+      ? (t.anyFindingsLeft ?? t.reportableFindings - t.succeededActions)
       : t.exitOn === "changes"
         ? (t.outsideChanges ?? 0) + (t.newClientWork ?? 0)
         : (t.clientWorkLeft ?? t.reportableFindings - t.succeededActions);

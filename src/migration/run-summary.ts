@@ -86,19 +86,18 @@ export function tallyOf(mode: RunMode, interrupted: boolean, f: RunFigures): Run
   const platformOwnedDone = f.byFinding
     .filter((c) => c.status === "succeeded" && !isClientWork(c.finding))
     .reduce((n, c) => n + c.n, 0);
-  const anyKind = Object.entries(f.findings)
-    .filter(([kind]) => kind !== "in_sync")
-    .reduce((n, [, v]) => n + v, 0);
   return {
     mode,
     interrupted,
     reportableFindings: reportable,
-    findingsLeft: Math.max(0, anyKind - f.actions.succeeded),
     succeededActions: f.actions.succeeded - platformOwnedDone,
     // A create answered 404 found an identity the platform does not know: a report-only finding
     // learnt late (how the filtered strategy checks existence), not an action to retry.
     failedActions: f.actions.failed - (f.outcomes["failed:identity_not_found"] ?? 0),
     unsettledActions: f.actions.pending + f.actions.in_flight + f.actions.ambiguous,
+    anyFindingsLeft: Object.entries(findingResolution(f).findings_left)
+      .filter(([kind]) => kind !== "in_sync")
+      .reduce((n, [, v]) => n + v, 0),
   };
 }
 

@@ -6,6 +6,7 @@
  */
 import type { Kysely } from "kysely";
 import { type Database, type RunMode, WORLD_CHANGE_KINDS } from "../db/schema.ts";
+import { refreshSourceIdSet, sourceIdSetOf } from "../db/source-id-set-queries.ts";
 import { lookupSourceRows } from "../db/source-reader.ts";
 import {
   countWorldChanges,
@@ -40,8 +41,8 @@ export function lineageOf(options: PipelineOptions): Lineage {
 }
 
 /**
- * Stores the world's delta of a new writing run and applies what history says to its findings and
- * journal: 404 memory, orphans (journaled for deletion with `--prune-orphans`), contested
+ * Stores the world's delta of a new writing run, records the source's ids as it read them (the next
+ * run's evidence of rows added), and applies what history says to its findings and journal: 404 memory, orphans (journaled for deletion with `--prune-orphans`), contested
  * identities (their writes skipped unless `--force-contested`). Returns what it did, for the log.
  *
  * @example
@@ -64,7 +65,7 @@ export async function assessWorld(
       sinceListed: LISTINGS.has(since.strategy ?? ""),
     };
     await storeControlDelta(db, d);
-    await storeFlagDelta(db, d);
+    await storeFlagDelta(db, d, await sourceIdSetOf(db, lineage, since.id));
     await storeRowsGone(deps, options, d);
     const remembered = await rememberNotFound(db, runId, since.id);
     if (remembered > 0) {
@@ -73,6 +74,8 @@ export async function assessWorld(
       );
     }
   }
+  // The source's ids as this run read them, for the next run's source_row_added.
+  await refreshSourceIdSet(db, lineage, runId, options.source);
   const orphans = await markOrphans(db, runId);
   const prune = options.mode === "reconcile" && options.run.pruneOrphans;
   if (orphans > 0) {

@@ -15,6 +15,31 @@ const overridable = (v: boolean) => (v ? "overridable" : "not overridable");
 const join = (...parts: (string | null | undefined | false)[]) =>
   parts.filter((p) => p !== null && p !== undefined && p !== false && p !== "").join(" ");
 
+const owner = <T extends string | null>(v: T): T => (v === null ? v : ownerSpelling(v)) as T;
+
+/**
+ * The run view with every owner in the reports' one spelling (`CLIENT`, `SERVICE`): the
+ * platform's `SET_BY_CLIENT` is shown as `CLIENT` in text and JSON alike; ids stay verbatim.
+ */
+function withOwnerSpelling(r: RunView): RunView {
+  return {
+    ...r,
+    controls: r.controls.map((c) => ({ ...c, set_by: owner(c.set_by) })),
+    findings: r.findings.map((f) => ({
+      ...f,
+      expected_set_by: owner(f.expected_set_by),
+      observed_set_by: owner(f.observed_set_by),
+      other_active_controls: owner(f.other_active_controls),
+      detail: owner(f.detail),
+    })),
+    outside_changes: (r.outside_changes ?? []).map((c) => ({
+      ...c,
+      set_by: owner(c.set_by),
+      detail: owner(c.detail),
+    })),
+  };
+}
+
 /** What the source line says when the run stored no row: a deleted row says so, and when. */
 function noRow(r: RunView): string {
   const removed = (r.outside_changes ?? []).find((c) => c.change === "source_row_removed");
@@ -26,7 +51,8 @@ function noRow(r: RunView): string {
   return "no row stored (no flag set, or not in the source)";
 }
 
-function runLines(r: RunView): string[] {
+function runLines(view: RunView): string[] {
+  const r = withOwnerSpelling(view);
   const lines = [
     `run ${r.run_id}  ${r.mode}  ${r.status}  exit ${r.exit_code ?? "-"}  started ${r.started_at.toISOString()}`,
   ];
@@ -46,10 +72,7 @@ function runLines(r: RunView): string[] {
       r.controls.length === 0
         ? "no active control"
         : r.controls
-            .map(
-              (c) =>
-                `${c.type} ${c.control_id} ${ownerSpelling(c.set_by)} ${overridable(c.is_overridable)}`,
-            )
+            .map((c) => `${c.type} ${c.control_id} ${c.set_by} ${overridable(c.is_overridable)}`)
             .join("; ");
     const error = r.platform.error ? ` (${r.platform.error})` : "";
     const p = r.platform;
@@ -63,9 +86,7 @@ function runLines(r: RunView): string[] {
     const expected = join(f.expected_type, f.expected_set_by);
     const observed = join(f.observed_control_id, f.observed_set_by);
     lines.push(
-      ownerSpelling(
-        `  finding   ${join(f.finding, expected && `expected ${expected}`, observed && `observed ${observed}`, f.detail && `(${f.detail})`)}`,
-      ),
+      `  finding   ${join(f.finding, expected && `expected ${expected}`, observed && `observed ${observed}`, f.detail && `(${f.detail})`)}`,
     );
   }
   for (const c of r.outside_changes ?? []) {
@@ -134,7 +155,11 @@ export function renderIdentityHistoryJson(
   runs: readonly RunView[],
   nextBefore: string | null,
 ): string {
-  const text = JSON.stringify({ identity_id: identityId, runs, next_before: nextBefore });
+  const text = JSON.stringify({
+    identity_id: identityId,
+    runs: runs.map(withOwnerSpelling),
+    next_before: nextBefore,
+  });
   // JSON escapes C0 controls already; DEL, C1 and bidi controls can only sit inside its strings.
   return `${escapeInvisible(text)}\n`;
 }

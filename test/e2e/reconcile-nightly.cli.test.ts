@@ -18,11 +18,14 @@ import { runCliIn } from "../helpers/cli-in-dir.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 
 const rand = prng(3303);
-const id = Object.fromEntries("UVWXYZ".split("").map((k) => [k, uuidFrom(rand)])) as Record<
+const id = Object.fromEntries("UVWXYZMN".split("").map((k) => [k, uuidFrom(rand)])) as Record<
   string,
   string
 >;
-/** [key, user_disabled, admin_disabled]; V holds a SERVICE SELL_ONLY, Y is clean. */
+/**
+ * [key, user_disabled, admin_disabled]; V holds a SERVICE SELL_ONLY, Y and M are clean. N is on the
+ * platform only, until night 5 adds its row.
+ */
 const SOURCE: [string, boolean, boolean][] = [
   ["U", true, false],
   ["V", false, true],
@@ -30,6 +33,7 @@ const SOURCE: [string, boolean, boolean][] = [
   ["X", true, false],
   ["Y", false, false],
   ["Z", true, false],
+  ["M", false, false],
 ];
 
 const zeroOutside = {
@@ -102,7 +106,11 @@ for (const backend of backends) {
     before(async () => {
       sandbox = await startSandbox({ port: 0, rateLimitRps: 0, tokenRateLimitRps: 0 });
       sandbox.seedIdentities(
-        SOURCE.map(([k, u, a]) => ({ id: id[k]!, user_disabled: u, admin_disabled: a })),
+        [...SOURCE, ["N", false, false] as const].map(([k, u, a]) => ({
+          id: id[k]!,
+          user_disabled: u,
+          admin_disabled: a,
+        })),
         { migratedFraction: 0, driftFraction: 0 },
       );
       sandbox.addControl(id.V!, { type: "SELL_ONLY", set_by: "SERVICE", is_overridable: false });
@@ -178,9 +186,12 @@ for (const backend of backends) {
       assert.equal(active("X").length, 0, "the tool stops fighting over X");
       assert.equal(active("Y").length, 0, "Y, undone once, is still pruned");
 
-      // Night 5: Z's source row is deleted, the platform forgets W and drops V's SERVICE control.
+      // Night 5: Z's source row is deleted, the platform forgets W and drops V's SERVICE control;
+      // a flagged row is added for N (no run ever stored or looked it up) and clean M is flagged.
       const h = await target.open({ migrate: false });
       await sql`delete from identities where id = ${id.Z!}`.execute(h.db);
+      await sql`insert into identities values (${id.N!}, true, false)`.execute(h.db);
+      await sql`update identities set user_disabled = true where id = ${id.M!}`.execute(h.db);
       await h.close();
       assert.equal((await admin(sandbox, "DELETE", `/identities/${id.W!}`)).status, 204);
       const service = active("V");
@@ -189,9 +200,15 @@ for (const backend of backends) {
       assert.equal(v.status, 200, v.text);
       const n5 = await reconcile("--state", "bulk", "--prune-orphans");
       expectNight(n5, {
-        outside: { source_row_removed: 1, identity_vanished: 1, control_removed: 1 },
+        outside: {
+          source_row_removed: 1,
+          identity_vanished: 1,
+          control_removed: 1,
+          source_row_added: 1,
+          flag_set: 1,
+        },
         undone: 0,
-        added: 3,
+        added: 5,
         resolved: 0,
         exit: 2,
       });
@@ -199,6 +216,7 @@ for (const backend of backends) {
       assert.equal(n5.summary.findings.identity_not_found, 1);
       assert.equal(n5.summary.findings.awaiting_platform_migration, 1);
       assert.equal(n5.summary.outcomes["succeeded:deleted"], 1);
+      assert.equal(n5.summary.outcomes["succeeded:created"], 2, "M's and N's controls");
       assert.equal(active("Z").length, 0, "--prune-orphans removed our control on Z");
 
       // Night 5, again with the filtered strategy: the same finding for W, and nothing sent to it.
@@ -214,6 +232,13 @@ for (const backend of backends) {
       );
       const csv = readFileSync(join(dir, "night-5", "changes.csv"), "utf8");
       assert.match(csv, new RegExp(`${id.Z!},source_row_removed`));
+      const added = `${id.N!},source_row_added,,,false,"user_disabled true, admin_disabled false",`;
+      assert.match(
+        csv,
+        new RegExp(`${added}\\d{4}-\\d\\d-\\d\\dT`),
+        "N's row, and when it was seen",
+      );
+      assert.match(csv, new RegExp(`${id.M!},flag_set,,CLIENT,false,user_disabled,`));
       const show = await runCliIn(dir, ["show", id.Z!, ...target.args], env);
       assert.equal(show.code, 0, show.stderr);
       assert.match(

@@ -3,7 +3,7 @@
  * history through the CLI, newest run first, page by page.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -140,6 +140,37 @@ for (const backend of backends) {
         r.stdout,
         new RegExp(`Older runs: controls-migrate show ${created.id} --before ${runIds.apply}`),
       );
+    });
+
+    it("spells every owner CLIENT or SERVICE in show's text and --json and in every report of the runs, where the platform answers SET_BY_CLIENT", async () => {
+      const platformSpelling = /\bSET_BY_(CLIENT|SERVICE)\b/;
+      assert.ok(
+        sandbox.controlsOf(created.id).some((c) => c.set_by === "SET_BY_CLIENT"),
+        "the sandbox answers in the published spelling",
+      );
+      const json = await runCli(["show", created.id, "--json", ...target.args]);
+      assert.equal(json.code, 0, json.stderr);
+      const shown = JSON.parse(json.stdout) as ShowJson;
+      const ours = shown.runs[0]?.controls.find((c) => c.control_id === created.controlId);
+      assert.equal(ours?.set_by, "CLIENT");
+      assert.doesNotMatch(json.stdout, platformSpelling);
+      const text = await runCli(["show", created.id, ...target.args]);
+      assert.match(text.stdout, new RegExp(`SELL_ONLY ${created.controlId} CLIENT overridable`));
+      assert.doesNotMatch(text.stdout, platformSpelling);
+      const runs = await runCli(["runs", ...target.args]);
+      assert.equal(runs.code, 0, runs.stderr);
+      assert.doesNotMatch(runs.stdout, platformSpelling);
+      const files = ["summary.md", "summary.json", "diff.csv", "changes.csv", "report.html"];
+      let read = 0;
+      for (const mode of ["plan", "apply", "reconcile"]) {
+        for (const f of files.map((name) => join(out, mode, name)).filter(existsSync)) {
+          assert.doesNotMatch(readFileSync(f, "utf8"), platformSpelling, f);
+          read += 1;
+        }
+      }
+      assert.ok(read >= 13, `${read} report files read`);
+      const diff = readFileSync(join(out, "apply", "diff.csv"), "utf8");
+      assert.match(diff, /,CLIENT,/, "the apply's diff.csv names a CLIENT owner");
     });
 
     it("says plainly when no run knows the identity, and refuses an unknown --before run", async () => {

@@ -128,6 +128,8 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "undone",
     "seen_at",
   ],
+  source_id_sets: ["id", "api_url", "source", "run_id", "refreshed_at"],
+  source_ids: ["set_id", "h"],
 };
 
 for (const b of backends) {

@@ -70,6 +70,13 @@ describe("tallyOf with three-way findings", () => {
     assert.equal(exitCodeFor(t), ExitCode.ok);
   });
 
+  it("gives a reconcile --exit-on any 2 when awaiting_platform_migration is the only finding left", () => {
+    const t = tallyOf("reconcile", false, figures({ in_sync: 4, awaiting_platform_migration: 1 }));
+    assert.equal(exitCodeFor({ ...t, exitOn: "any" }), ExitCode.findings);
+    const created = tallyOf("reconcile", false, figures({ awaiting_platform_migration: 2 }, 2));
+    assert.equal(exitCodeFor({ ...created, exitOn: "any" }), ExitCode.ok);
+  });
+
   it("gives a reconcile 2 when a platform_will_restrict is left beside awaiting ones whose creates succeeded", () => {
     const t = tallyOf(
       "reconcile",
@@ -117,7 +124,7 @@ describe("exitCodeFor", () => {
   it("gives reconcile --exit-on any 2 when only an awaiting_platform_migration is left, which the default ignores", () => {
     const awaiting = { mode: "reconcile", reportableFindings: 0, clientWorkLeft: 0 } as const;
     assert.equal(
-      exitCodeFor(tally({ ...awaiting, exitOn: "any", findingsLeft: 1 })),
+      exitCodeFor(tally({ ...awaiting, exitOn: "any", anyFindingsLeft: 1 })),
       ExitCode.findings,
     );
     assert.equal(exitCodeFor(tally(awaiting)), ExitCode.ok);
@@ -126,12 +133,14 @@ describe("exitCodeFor", () => {
   it("counts every finding but in_sync, less the succeeded actions, as left for --exit-on any", () => {
     const figures = {
       findings: { in_sync: 5, awaiting_platform_migration: 1, missing_client_control: 2 },
-      byFinding: [],
-      outcomes: {},
+      byFinding: [
+        { finding: "missing_client_control", status: "succeeded", outcome: "created", n: 2 },
+      ],
+      outcomes: { "succeeded:created": 2 },
       actions: { succeeded: 2, failed: 0, pending: 0, in_flight: 0, ambiguous: 0 },
     } as unknown as RunFigures;
     const t = tallyOf("reconcile", false, figures);
-    assert.equal(t.findingsLeft, 1);
+    assert.equal(t.anyFindingsLeft, 1);
     assert.equal(t.reportableFindings, 2);
   });
 
