@@ -177,16 +177,17 @@ backends.forEach((backend) => {
         most = Math.max(most, writesIn(rig.sandbox, t, t + 1_000 - 20));
       }
       assert.ok(most >= 1 && most <= 5, `${most} creates in one second at set-rate 5`);
-      const fast = await cli(["set-rate", String(RATE), "--allow-rate-above-limit"]);
-      assert.equal(fast.code, 0, fast.stderr);
-      assert.equal((await statusJson()).rate_budget, RATE, "the rate is restored");
-
-      // The throttle file: while it exists nothing is sent; removing it resumes.
+      // The throttle file (while the run is slow, so it cannot end first): while it exists nothing
+      // is sent; removing it resumes.
       writeFileSync(throttle, "");
       await assertHeld("throttle");
       rmSync(throttle);
       const releasedAt = Date.now();
       await waitFor("writes after the file went", () => writesIn(rig.sandbox, releasedAt) > 10);
+
+      const fast = await cli(["set-rate", String(RATE), "--allow-rate-above-limit"]);
+      assert.equal(fast.code, 0, fast.stderr);
+      assert.equal((await statusJson()).rate_budget, RATE, "the rate is restored");
 
       const r = await run;
       assert.equal(r.code, 0, r.stderr);
