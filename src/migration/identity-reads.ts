@@ -14,6 +14,7 @@ import { noun } from "../plural.ts";
 import { dependsOnPlatformLegacy } from "./classify.ts";
 import { toIdentityState } from "./findings.ts";
 import { listedIdentityOf, type ReadIdentity } from "./listed-identity.ts";
+import type { Progress } from "./progress.ts";
 import { snapshotIdentity } from "./three-way-listing.ts";
 
 export interface IdentityReadContext {
@@ -21,6 +22,8 @@ export interface IdentityReadContext {
   readonly client: PlatformClient;
   readonly runId: string;
   readonly logger: Logger;
+  /** Ticked once per read; the caller starts and stops its phase. */
+  readonly progress?: Progress;
   readonly signal?: AbortSignal;
 }
 
@@ -50,6 +53,8 @@ export function readIdentities(
         if (err.kind === "unauthorized" || err.kind === "forbidden") throw err;
         if (err.kind === "not_found") return { status: "not_found", id, error: err.detail };
         return { status: "error", id, error: `reading the identity failed: ${err.message}` };
+      } finally {
+        ctx.progress?.tick();
       }
     }),
   );
@@ -70,6 +75,7 @@ export async function readLegacyWhereNeeded(ctx: IdentityReadContext): Promise<n
   let after: string | null = null;
   let read = 0;
   let notFound = 0;
+  ctx.progress?.start("platform legacy fields", null);
   for (;;) {
     const rows = await identityStatesPage(db, runId, after, PAGE);
     if (rows.length === 0) break;
@@ -90,6 +96,7 @@ export async function readLegacyWhereNeeded(ctx: IdentityReadContext): Promise<n
     await insertSnapshot(db, stored, []);
     read += ids.length;
   }
+  ctx.progress?.stop();
   if (read > 0) {
     ctx.logger.info(
       `platform: read ${read} ${noun(read, "identity", "identities")} by id for the platform's legacy fields (no control settles ${read === 1 ? "its" : "their"} findings)${notFound > 0 ? `; ${notFound} no longer on the platform` : ""}`,

@@ -7,7 +7,11 @@ import { countSource } from "../db/source-reader.ts";
 import { UserError } from "../errors.ts";
 import type { PlatformClient } from "../platform/index.ts";
 import { computeFindings, type FindingsOptions } from "./findings.ts";
-import { type FindingsStreamCounts, startFindingsStream } from "./findings-stream.ts";
+import {
+  type FindingsStream,
+  type FindingsStreamCounts,
+  startFindingsStream,
+} from "./findings-stream.ts";
 import { readIdentities, readLegacyWhereNeeded } from "./identity-reads.ts";
 import type { WaitPolicy } from "./platform-wait.ts";
 import { createProgress } from "./progress.ts";
@@ -168,9 +172,7 @@ async function listWithFindings(
       listPlatform(ctx, strategy, hint, (page) => stream.page(page)),
     ]);
     const counts =
-      strategy === "bulk"
-        ? await stream.finish("bulk")
-        : await stream.finish("filtered", (ids) => readIdentities(ctx, ids));
+      strategy === "bulk" ? await stream.finish("bulk") : await finishFiltered(ctx, stream);
     logFindings(ctx, counts);
     if (counts.repeats > 0) {
       logger.warn(
@@ -180,6 +182,19 @@ async function listWithFindings(
     return [read[0], { ...read[1], repeated_identities: counts.repeats }];
   } finally {
     await stream.close();
+  }
+}
+
+/** After a filtered listing: the candidates it did not show are read by id, with progress. */
+async function finishFiltered(
+  ctx: SnapshotContext,
+  stream: FindingsStream,
+): Promise<FindingsStreamCounts> {
+  ctx.progress.start("platform unlisted candidates", null);
+  try {
+    return await stream.finish("filtered", (ids) => readIdentities(ctx, ids));
+  } finally {
+    ctx.progress.stop();
   }
 }
 
