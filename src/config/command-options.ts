@@ -28,7 +28,7 @@ export const runOptions = {
     kind: "string",
     choices: ["auto", "bulk", "filtered", "per-identity"],
     group: "run",
-    help: "How to read the platform's controls: bulk (list every identity, 1000 a page; proves existence), filtered (list only identities holding a SELL_ONLY; existence is checked at apply time), per-identity (one read per flagged identity; not with --prune), or auto (the cheapest per rate budget; says why).",
+    help: "How to read the platform's controls: bulk (list every identity, 1000 a page; proves existence), filtered (list only identities holding a SELL_ONLY, then read the other candidates by id), per-identity (one read per flagged identity; not with --prune), or auto (the cheapest per rate budget; says why).",
   }),
   listingParallelism: option({
     flag: "listing-parallelism",

@@ -9,7 +9,7 @@ import {
   type FindingKind,
   type ObservedControl,
 } from "./finding-types.ts";
-import { type ExpectedControl, expectedControls } from "./mapping.ts";
+import { expectedControls } from "./mapping.ts";
 import { matchingOrder, type PlatformLegacy } from "./three-way.ts";
 import { leftoverFindings, pendingFinding, userSideWithoutControl } from "./three-way-rules.ts";
 
@@ -164,3 +164,23 @@ export function classifyIdentity(state: IdentityState): Finding[] {
 }
 
 const NONE: ReadonlySet<string> = new Set();
+
+/**
+ * Whether the platform's legacy fields would change a found identity's findings the way the
+ * strategy reads them: a flagged side with no control of its owner (nor one of unknown owner) to
+ * stand in, which the two-way rules call `missing_client_control` or `missing_service_control`
+ * and the three-way rules may call `awaiting_platform_migration` or
+ * `platform_unaware_of_admin_flag`. Pure; the per-identity strategy reads such identities by id.
+ *
+ * @example
+ *   dependsOnPlatformLegacy({ identityId: "c", source: { userDisabled: false, adminDisabled: true },
+ *     platform: "found", controls: [] }) // true
+ */
+export function dependsOnPlatformLegacy(state: IdentityState): boolean {
+  if (state.platform !== "found" || !state.source) return false;
+  return classifyIdentity({ ...state, platformLegacy: null }).some(
+    (f) =>
+      f.observed === null &&
+      (f.finding === "missing_client_control" || f.finding === "missing_service_control"),
+  );
+}

@@ -19,7 +19,8 @@
  *   identities the source holds move to the snapshot in one statement, and a catch-up classifies
  *   what was stored so far, in keyset ranges of identity ids, each committed with its findings;
  * - once the listing is complete, what no page listed is classified: under bulk a candidate absent
- *   from the complete listing is not found, under filtered it holds no active SELL_ONLY.
+ *   from the complete listing is not found; under filtered it holds no active SELL_ONLY, and it is
+ *   read by id (`finish`'s reader) for its legacy fields, or to learn that it does not exist.
  *
  * An identity is classified once: a copy the listing serves again is dropped (`listed-once.ts`), a page classified as it arrives
  * commits its snapshot rows with its findings, and the catch-up skips what is already classified.
@@ -48,10 +49,18 @@ import { lookupSourceRows } from "../db/source-reader.ts";
 import { chainWrites } from "../db/unnest-insert.ts";
 import type { Logger } from "../log.ts";
 import { type FindingsOptions, type SnapshotRows, storeFindings } from "./findings.ts";
+import {
+  type IdentityReader,
+  type ListedIdentity,
+  NO_CONTROLS,
+  type PackedHolder,
+  packHolder,
+  type ReadIdentity,
+  unpackHolder,
+} from "./listed-identity.ts";
 import { ListedOnce, lastCopies } from "./listed-once.ts";
 import { PackedIds, SourceIndex, type SourceState } from "./source-index.ts";
 import { sourceRecord, sourceStateOf } from "./source-stage.ts";
-import type { PlatformLegacy } from "./three-way.ts";
 import {
   legacyCode,
   legacyOfCode,
@@ -66,14 +75,6 @@ export interface FindingsStreamContext {
   readonly source: SourceConfig;
   readonly runId: string;
   readonly logger: Logger;
-}
-
-/** One listed identity: its id, its active controls as the snapshot stores them, and its legacy fields. */
-export interface ListedIdentity {
-  readonly id: string;
-  readonly controls: readonly NewSnapshotControl[];
-  /** The platform's legacy fields (`legacyOf`); absent: both false. */
-  readonly legacy?: PlatformLegacy;
 }
 
 /** What the stream classified, and when. */
@@ -104,8 +105,12 @@ export interface FindingsStream {
    * source holds to the snapshot, starts the catch-up, and returns how many moved.
    */
   sourceComplete(): Promise<number>;
-  /** The listing is complete: classifies what is left and resolves when every finding is stored. */
-  finish(kind: "bulk" | "filtered"): Promise<FindingsStreamCounts>;
+  /**
+   * The listing is complete: classifies what is left and resolves when every finding is stored.
+   * After a filtered listing, the candidates it did not show are read by id with `read`.
+   */
+  finish(kind: "bulk"): Promise<FindingsStreamCounts>;
+  finish(kind: "filtered", read: IdentityReader): Promise<FindingsStreamCounts>;
   /** Stops the catch-up (after a failure elsewhere); never throws. */
   close(): Promise<void>;
 }
@@ -140,66 +145,6 @@ interface HeldPage {
   readonly bytes: number;
 }
 
-/** A holder as a held page keeps it: its id, its legacy fields' code, then each control's fields. */
-type PackedHolder = [string, number, ...PackedControl[]];
-type PackedControl = [
-  string,
-  string,
-  NewSnapshotControl["set_by"],
-  string,
-  boolean,
-  string | null,
-  string | null,
-  string | null,
-  string | null,
-];
-const isoOrNull = (d: Date | string | null | undefined) =>
-  d == null ? null : typeof d === "string" ? d : d.toISOString();
-
-function packHolder(i: ListedIdentity): PackedHolder {
-  return [
-    i.id,
-    legacyCode(i.legacy),
-    ...i.controls.map(
-      (c): PackedControl => [
-        c.control_id,
-        c.type,
-        c.set_by,
-        c.set_by_raw,
-        c.is_overridable,
-        c.reason_code ?? null,
-        c.reason ?? null,
-        isoOrNull(c.created_at),
-        isoOrNull(c.deleted_at),
-      ],
-    ),
-  ];
-}
-
-function unpackHolder(packed: PackedHolder, runId: string): ListedIdentity {
-  const [id, code, ...controls] = packed;
-  return {
-    id,
-    legacy: legacyOfCode(code),
-    controls: controls.map((c) => ({
-      run_id: runId,
-      identity_id: id,
-      control_id: c[0],
-      type: c[1],
-      set_by: c[2],
-      set_by_raw: c[3],
-      is_overridable: c[4],
-      reason_code: c[5],
-      reason: c[6],
-      created_at: c[7],
-      deleted_at: c[8],
-    })),
-  };
-}
-
-/** Most listed identities hold no control: they share one empty list (here and in `snapshot.ts`). */
-export const NO_CONTROLS: readonly NewSnapshotControl[] = Object.freeze([]);
-
 const holdsSellOnly = (controls: readonly { readonly type: string }[]) =>
   controls.some((c) => c.type === "SELL_ONLY");
 
@@ -230,6 +175,43 @@ const asObserved = (controls: readonly NewSnapshotControl[]) =>
     set_by_raw: c.set_by_raw,
     is_overridable: c.is_overridable,
   }));
+
+/**
+ * What is observed of the candidates no page listed, from what reading them by id answered (after
+ * a bulk listing, "not found" without a read): the snapshot rows stored with their findings.
+ */
+function observeUnlisted(runId: string, reads: readonly ReadIdentity[]) {
+  const observed: StoredObservation[] = [];
+  const identities: NewSnapshotIdentity[] = [];
+  const controls: NewSnapshotControl[] = [];
+  let notFound = 0;
+  for (const r of reads) {
+    if (r.status === "found") {
+      const row = snapshotIdentity(runId, r.identity);
+      identities.push(row);
+      controls.push(...r.identity.controls);
+      observed.push({
+        identity_id: r.identity.id,
+        status: "found",
+        error: null,
+        platform_user_disabled: row.platform_user_disabled ?? null,
+        platform_admin_disabled: row.platform_admin_disabled ?? null,
+        controls: asObserved(r.identity.controls),
+      });
+      continue;
+    }
+    if (r.status === "not_found") notFound += 1;
+    const row = { run_id: runId, identity_id: r.id, status: r.status, error: r.error };
+    identities.push(row);
+    observed.push({
+      ...row,
+      platform_user_disabled: null,
+      platform_admin_disabled: null,
+      controls: [],
+    });
+  }
+  return { observed, snapshot: { identities, controls }, notFound };
+}
 
 /**
  * Starts the findings of one run's listing. Hand `index` to the source pass, `page` to the
@@ -306,7 +288,7 @@ export function startFindingsStream(
   async function classify(
     observed: readonly StoredObservation[],
     snapshot?: SnapshotRows,
-    unlisted?: "bulk" | "filtered",
+    unlisted = false,
   ): Promise<number> {
     await lookUpOutside(observed);
     // What is classified here was listed (or is the unlisted rest): the rest is told apart by it.
@@ -322,13 +304,7 @@ export function startFindingsStream(
       )
       .map(({ identity_id, ...o }) => stateRow(identity_id, index.get(identity_id), o));
     // Read after the await: pages are classified side by side, so `+= await` would lose counts.
-    const actions = await storeFindings(
-      db,
-      runId,
-      rows,
-      { ...findingOptions, unlistedHoldNoSellOnly: unlisted === "filtered" },
-      snapshot,
-    );
+    const actions = await storeFindings(db, runId, rows, findingOptions, snapshot);
     counts.actions += actions;
     return rows.length;
   }
@@ -491,37 +467,26 @@ export function startFindingsStream(
       return moved;
     },
 
-    async finish(kind) {
+    async finish(kind: "bulk" | "filtered", read?: IdentityReader) {
       if (!release) throw new Error("findings stream: finish() before sourceComplete()");
       listingOver = true;
       await release;
       rethrow();
       // The candidates no page held: the index knows which were listed, so no query finds them.
+      let notFound = 0;
       for (const ids of index.unlistedCandidates(RANGE)) {
-        // Unlisted under bulk: not found (and stored so). Under filtered: no active SELL_ONLY.
-        const bulk = kind === "bulk";
-        const observed = ids.map((id) => ({
-          identity_id: id,
-          status: bulk ? ("not_found" as const) : null,
-          error: bulk ? NOT_LISTED : null,
-          platform_user_disabled: null,
-          platform_admin_disabled: null,
-          controls: [],
-        }));
-        const missing = bulk
-          ? ids.map((id) => ({
-              run_id: runId,
-              identity_id: id,
-              status: "not_found" as const,
-              error: NOT_LISTED,
-            }))
-          : [];
-        const classified = await classify(observed, { identities: missing, controls: [] }, kind);
-        counts.unlisted += classified;
+        const reads: readonly ReadIdentity[] = read
+          ? await read(ids)
+          : ids.map((id) => ({ status: "not_found", id, error: NOT_LISTED }));
+        const unlisted = observeUnlisted(runId, reads);
+        notFound += unlisted.notFound;
+        counts.unlisted += await classify(unlisted.observed, unlisted.snapshot, true);
       }
-      if (kind === "bulk" && counts.unlisted > 0) {
+      if (notFound > 0) {
         ctx.logger.warn(
-          `${counts.unlisted} candidate identities are absent from the platform's listing`,
+          kind === "bulk"
+            ? `${notFound} candidate identities are absent from the platform's listing`
+            : `${notFound} candidate identities absent from the SELL_ONLY listing are unknown to the platform (404)`,
         );
       }
       // Statistics for the executor's queries of the journal; a plan's are taken beside its

@@ -36,9 +36,10 @@ export interface FindingsOptions {
   /** Journal delete actions for prunable unexpected client controls (--prune). */
   readonly journalDeletes: boolean;
   /**
-   * The snapshot is a complete SELL_ONLY listing (filtered): a candidate it does not hold has no
-   * active SELL_ONLY, and its existence is checked when its create is sent. Otherwise an
-   * identity never observed counts as a read failure.
+   * The snapshot is a complete SELL_ONLY listing (filtered) of a plan made before filtered read
+   * its unlisted candidates by id: a candidate it does not hold has no active SELL_ONLY, and its
+   * existence is checked when its create is sent. Otherwise an identity never observed counts as
+   * a read failure.
    */
   readonly unlistedHoldNoSellOnly?: boolean;
   /** Whether to wait for the platform's own migration (default: wait). */

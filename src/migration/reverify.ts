@@ -103,6 +103,8 @@ export async function reverifyPending(
     writes: creates - (source?.sourceChanged ?? 0),
     rate: rateOf(ctx),
     prune: false,
+    // Settling pending actions reads no legacy field: no strategy reads by id here.
+    readsById: false,
   });
   ctx.logger.info(
     `Re-reading ${stale.actions} pending actions of ${stale.identities} identities decided on an earlier read, with the ${choice.strategy} strategy (${choice.reason}).`,

@@ -10,19 +10,14 @@ import {
   insertSnapshot,
 } from "../db/snapshot-queries.ts";
 import type { Logger } from "../log.ts";
-import {
-  type IdentityControl,
-  PATHS,
-  type PlatformClient,
-  PlatformError,
-} from "../platform/index.ts";
+import { PATHS, type PlatformClient, PlatformError } from "../platform/index.ts";
 import { noun } from "../plural.ts";
-import { type ListedIdentity, NO_CONTROLS } from "./findings-stream.ts";
+import { controlRow, type ListedIdentity, listedIdentityOf } from "./listed-identity.ts";
 import { listPartitioned } from "./partitioned-listing.ts";
 import type { Progress } from "./progress.ts";
 import { addLookedUpRows } from "./source-stage.ts";
 import type { ChosenStrategy } from "./state-strategy.ts";
-import { legacyOf, snapshotIdentity } from "./three-way-listing.ts";
+import { snapshotIdentity } from "./three-way-listing.ts";
 
 /** How listings are read: the run's rate budget and how many cursors may run at once. */
 export interface ListingSettings {
@@ -78,20 +73,6 @@ export interface ListingHint {
 
 const PAGE = MAX_PAGE_SIZE;
 
-const controlRow = (runId: string, identityId: string, c: IdentityControl): NewSnapshotControl => ({
-  run_id: runId,
-  identity_id: identityId,
-  control_id: c.id,
-  type: c.type,
-  set_by: c.setBy,
-  set_by_raw: c.setByRaw,
-  is_overridable: c.isOverridable,
-  reason_code: c.reasonCode,
-  reason: c.reason,
-  created_at: c.createdAt,
-  deleted_at: c.deletedAt,
-});
-
 /**
  * A listing: bulk reads every platform identity, filtered only those holding an active
  * SELL_ONLY (`control_types=SELL_ONLY`), each 1000 a page with `status_details.active_controls`,
@@ -126,16 +107,9 @@ export async function listPlatform(
     signal: ctx.signal,
     onPage: async (page) => {
       const listed = page.map((identity): ListedIdentity => {
-        const legacy = legacyOf(identity.userDisabled, identity.adminDisabled);
-        if (identity.activeControls.length === 0) {
-          return { id: identity.id, controls: NO_CONTROLS, legacy };
-        }
-        const controls: NewSnapshotControl[] = [];
-        for (const c of identity.activeControls) {
-          if (!c.deletedAt) controls.push(controlRow(runId, identity.id, c));
-        }
-        if (controls.some((c) => c.type === "SELL_ONLY")) sellOnly += 1;
-        return { id: identity.id, controls, legacy };
+        const item = listedIdentityOf(runId, identity);
+        if (item.controls.some((c) => c.type === "SELL_ONLY")) sellOnly += 1;
+        return item;
       });
       if (sink) await sink(listed);
       else {

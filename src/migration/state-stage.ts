@@ -7,7 +7,12 @@ import { countSource } from "../db/source-reader.ts";
 import { UserError } from "../errors.ts";
 import type { PlatformClient } from "../platform/index.ts";
 import { computeFindings, type FindingsOptions } from "./findings.ts";
-import { type FindingsStreamCounts, startFindingsStream } from "./findings-stream.ts";
+import {
+  type FindingsStream,
+  type FindingsStreamCounts,
+  startFindingsStream,
+} from "./findings-stream.ts";
+import { readIdentities, readLegacyWhereNeeded } from "./identity-reads.ts";
 import type { WaitPolicy } from "./platform-wait.ts";
 import { createProgress } from "./progress.ts";
 import {
@@ -52,7 +57,7 @@ export interface StateStageOptions {
 export const EXISTENCE: Record<ChosenStrategy, string> = {
   bulk: "proved by the listing: a candidate absent from the complete listing of every identity is identity_not_found",
   filtered:
-    "checked at apply time: a candidate absent from the SELL_ONLY listing holds no active SELL_ONLY and shows as missing_client_control; a create answering 404 is reported identity_not_found (--state bulk proves existence up front)",
+    "read per unlisted candidate: a candidate absent from the SELL_ONLY listing is read by id (GET /v2/identity/identities/{id}, which also brings its legacy fields); one the platform answers 404 for is identity_not_found, as is one whose create answers 404 (gone since)",
   "per-identity":
     "read per candidate: an identity the platform answers 404 for is identity_not_found",
 };
@@ -118,6 +123,7 @@ export async function readPlatformState(
   if (strategy === "per-identity") {
     source = await loadSource(db, ctx.source, ctx.runId, ctx.progress, ctx.signal);
     await perIdentitySnapshot(ctx);
+    await readLegacyWhereNeeded(ctx);
     await computeFindings(db, ctx.runId, journal);
   } else {
     const sameKind = previous.find(
@@ -165,7 +171,8 @@ async function listWithFindings(
       ),
       listPlatform(ctx, strategy, hint, (page) => stream.page(page)),
     ]);
-    const counts = await stream.finish(strategy);
+    const counts =
+      strategy === "bulk" ? await stream.finish("bulk") : await finishFiltered(ctx, stream);
     logFindings(ctx, counts);
     if (counts.repeats > 0) {
       logger.warn(
@@ -175,6 +182,19 @@ async function listWithFindings(
     return [read[0], { ...read[1], repeated_identities: counts.repeats }];
   } finally {
     await stream.close();
+  }
+}
+
+/** After a filtered listing: the candidates it did not show are read by id, with progress. */
+async function finishFiltered(
+  ctx: SnapshotContext,
+  stream: FindingsStream,
+): Promise<FindingsStreamCounts> {
+  ctx.progress.start("platform unlisted candidates", null);
+  try {
+    return await stream.finish("filtered", (ids) => readIdentities(ctx, ids));
+  } finally {
+    ctx.progress.stop();
   }
 }
 

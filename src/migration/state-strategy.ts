@@ -28,15 +28,30 @@ export interface StrategyInputs {
   readonly rate: number;
   /** --prune: the run deletes stale client controls wherever they are. */
   readonly prune: boolean;
+  /**
+   * Whether the strategies read by id (`GET /v2/identity/identities/{id}`) what their first read
+   * leaves unknown (issue 27): filtered the candidates its listing will not show, per-identity
+   * the candidates expected to lack their control (for the platform's legacy fields). False for
+   * the re-read of pending actions, which reads no legacy field. Default true.
+   */
+  readonly readsById?: boolean;
 }
 
 export interface StrategyCosts {
   /** Listing requests on /v2/identity/identities. */
   readonly bulk: number;
-  /** Listing requests on /v2/identity/identities; null when unknown. */
+  /**
+   * Listing requests on /v2/identity/identities, then GETs by id of the candidates expected
+   * unlisted (candidates minus SELL_ONLY holders); null when unknown.
+   */
   readonly filtered: number | null;
-  /** GETs on /v2/identity/controls, the path the creates share. */
+  /**
+   * GETs on /v2/identity/controls (the path the creates share), then GETs by id of the
+   * candidates expected to lack their control.
+   */
   readonly perIdentity: number;
+  /** Of those, the GETs on /v2/identity/identities/{id}. */
+  readonly byId: { readonly filtered: number | null; readonly perIdentity: number };
 }
 
 export interface StrategyChoice {
@@ -57,44 +72,78 @@ const secs = (requests: number, rate: number) => {
   return s < 10 ? `${Math.round(s * 10) / 10} s` : `${fmt(Math.round(s))} s`;
 };
 
-/** The request costs of each strategy, per rate budget. */
+/**
+ * The request costs of each strategy, per rate budget. A candidate is expected to hold its
+ * SELL_ONLY as often as the SELL_ONLY holders allow (all of them candidates at best): the others
+ * are read by id, filtered's because its listing will not show them, per-identity's because no
+ * control settles their findings. Nothing telling how many hold one, per-identity expects none.
+ */
 export function strategyCosts(i: StrategyInputs): StrategyCosts {
+  const reads = i.readsById ?? true;
+  const lacking = (holders: number) => (reads ? Math.max(0, i.candidates - holders) : 0);
+  const filteredReads = i.sellOnlyIdentities === null ? null : lacking(i.sellOnlyIdentities);
+  const perIdentityReads = lacking(i.sellOnlyIdentities ?? 0);
   return {
     bulk: pages(i.platformIdentities),
-    filtered: i.sellOnlyIdentities === null ? null : pages(i.sellOnlyIdentities),
-    perIdentity: i.candidates,
+    filtered:
+      i.sellOnlyIdentities === null ? null : pages(i.sellOnlyIdentities) + (filteredReads ?? 0),
+    perIdentity: i.candidates + perIdentityReads,
+    byId: { filtered: filteredReads, perIdentity: perIdentityReads },
   };
+}
+
+const BY_ID = "on /v2/identity/identities/{id}";
+
+/** What each strategy costs, in words: one clause each for `auto`'s reason. */
+function costTexts(inputs: StrategyInputs, costs: StrategyCosts) {
+  const { rate } = inputs;
+  const bulk = `bulk ≈ ${fmt(costs.bulk)} listing ${noun(costs.bulk, "request")} (${secs(costs.bulk, rate)} at ${rate} rps; ${fmt(inputs.platformIdentities)} ${noun(inputs.platformIdentities, "identity", "identities")}, from ${inputs.platformIdentitiesFrom})`;
+  const sellOnly = inputs.sellOnlyIdentities ?? 0;
+  const filteredReads = costs.byId.filtered ?? 0;
+  const listing = (costs.filtered ?? 0) - filteredReads;
+  const filtered =
+    costs.filtered === null
+      ? "filtered: unknown cost"
+      : `filtered ≈ ${fmt(listing)} listing ${noun(listing, "request")}` +
+        (filteredReads > 0
+          ? ` + ${fmt(filteredReads)} ${noun(filteredReads, "GET")} ${BY_ID} of the candidates it will not list`
+          : "") +
+        ` (${secs(costs.filtered, rate)}; ${fmt(sellOnly)} ${noun(sellOnly, "identity holds", "identities hold")} a SELL_ONLY, from ${inputs.sellOnlyFrom})`;
+  const reads = inputs.candidates;
+  const byId = costs.byId.perIdentity;
+  const per =
+    `per-identity ${fmt(reads)} ${noun(reads, "GET")} on /v2/identity/controls` +
+    (inputs.writes > 0
+      ? `, the path the creates share, on top of up to ${fmt(inputs.writes)} creates (${secs(reads + inputs.writes, rate)} there instead of ${secs(inputs.writes, rate)})`
+      : ` (${secs(reads, rate)})`) +
+    (byId > 0
+      ? ` + ${fmt(byId)} ${noun(byId, "GET")} ${BY_ID} for the legacy fields of the candidates expected to lack their control (${secs(byId, rate)})`
+      : "");
+  return { bulk, filtered, per };
 }
 
 /**
  * `auto` compares the real costs, per rate budget. A listing costs pages on
  * /v2/identity/identities, a path nothing else in the run uses: bulk N_platform/1000, filtered
- * N_with_SELL_ONLY/1000. Per-identity costs one GET per candidate on /v2/identity/controls, the
- * path the creates share, so its reads come on top of the writes there. Ties go to the strategy
+ * N_with_SELL_ONLY/1000 plus one GET by id per candidate it will not list (for the platform's
+ * legacy fields and the candidate's existence). Per-identity costs one GET per candidate on
+ * /v2/identity/controls, the path the creates share, so its reads come on top of the writes
+ * there, plus one GET by id per candidate expected to lack its control. Ties go to the strategy
  * that sees more: bulk before filtered before per-identity. A strategy blind to what the run
  * must act on is never chosen: with --prune, per-identity is out.
  *
  * @example
  *   chooseStrategy("auto", { platformIdentities: 1_000_000, platformIdentitiesFrom: "the source",
- *     sellOnlyIdentities: 60_000, sellOnlyFrom: "the previous run", candidates: 120_000,
- *     writes: 60_000, rate: 40, prune: false }).strategy; // "filtered" (60 vs 1,000 requests)
+ *     sellOnlyIdentities: 60_000, sellOnlyFrom: "the previous run", candidates: 50_000,
+ *     writes: 50_000, rate: 40, prune: false }).strategy; // "filtered" (60 vs 1,000 requests)
+ *   // with 120,000 candidates: "bulk" (filtered 60 + 60,000 GETs by id vs 1,000)
  */
 export function chooseStrategy(requested: StateStrategy, inputs: StrategyInputs): StrategyChoice {
   const costs = strategyCosts(inputs);
   if (requested !== "auto") {
     return { strategy: requested, reason: `--state ${requested}`, costs };
   }
-  const { rate } = inputs;
-  const bulkText = `bulk ≈ ${fmt(costs.bulk)} listing ${noun(costs.bulk, "request")} (${secs(costs.bulk, rate)} at ${rate} rps; ${fmt(inputs.platformIdentities)} ${noun(inputs.platformIdentities, "identity", "identities")}, from ${inputs.platformIdentitiesFrom})`;
-  const filteredText =
-    costs.filtered === null
-      ? "filtered: unknown cost"
-      : `filtered ≈ ${fmt(costs.filtered)} listing ${noun(costs.filtered, "request")} (${secs(costs.filtered, rate)}; ${fmt(inputs.sellOnlyIdentities ?? 0)} ${noun(inputs.sellOnlyIdentities ?? 0, "identity holds", "identities hold")} a SELL_ONLY, from ${inputs.sellOnlyFrom})`;
-  const perText =
-    `per-identity ${fmt(costs.perIdentity)} ${noun(costs.perIdentity, "GET")} on /v2/identity/controls` +
-    (inputs.writes > 0
-      ? `, the path the creates share, on top of up to ${fmt(inputs.writes)} creates (${secs(costs.perIdentity + inputs.writes, rate)} there instead of ${secs(inputs.writes, rate)})`
-      : ` (${secs(costs.perIdentity, rate)})`);
+  const { bulk: bulkText, filtered: filteredText, per: perText } = costTexts(inputs, costs);
 
   const listing: { strategy: ChosenStrategy; cost: number; text: string } =
     costs.filtered !== null && costs.filtered < costs.bulk

@@ -1,7 +1,9 @@
 /**
- * Reconcile is quiet when the client has nothing to do (issue 29 §5): a create answered 404 is
- * remembered and not sent again until a listing shows the identity, and `--exit-on` decides which
- * findings left make the exit code 2.
+ * Reconcile is quiet when the client has nothing to do (issue 29 §5): an identity the platform
+ * answers 404 for is never sent a create (filtered reads each candidate it does not list by id,
+ * issue 27), a create answered 404 (the identity went between its read and its create) is
+ * reported once and not sent again while the platform does not know the identity, and `--exit-on`
+ * decides which findings left make the exit code 2.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,16 +16,20 @@ import { sql } from "kysely";
 import { prng, uuidFrom } from "../../src/contract/index.ts";
 import { runCliIn } from "../helpers/cli-in-dir.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { startProxy, type TestProxy } from "../helpers/http-proxy.ts";
 
 const rand = prng(2905);
-const id = Object.fromEntries("ACEI".split("").map((k) => [k, uuidFrom(rand)])) as Record<
+const id = Object.fromEntries("ACEIV".split("").map((k) => [k, uuidFrom(rand)])) as Record<
   string,
   string
 >;
 const POST = "POST /v2/identity/controls";
+const READ = "GET /v2/identity/identities/{id}";
 
 interface World {
   sandbox: Sandbox;
+  /** Between the tool and the sandbox: what it sent, and a hook on each answer. */
+  proxy: TestProxy;
   target: TestTarget;
   env: Record<string, string>;
   dir: string;
@@ -51,13 +57,14 @@ async function world(
     await sql`insert into identities values (${id[k]!}, ${u}, ${a})`.execute(h.db);
   }
   await h.close();
+  const proxy = await startProxy(sandbox.apiUrl);
   const env = {
-    API_BASE_URL: sandbox.apiUrl,
+    API_BASE_URL: proxy.url,
     OAUTH_TOKEN_URL: sandbox.tokenUrl,
     OAUTH_CLIENT_ID: sandbox.credentials.clientId,
     OAUTH_CLIENT_SECRET: sandbox.credentials.clientSecret,
   };
-  return { sandbox, target, env, dir: mkdtempSync(join(tmpdir(), "cm-quiet-")) };
+  return { sandbox, proxy, target, env, dir: mkdtempSync(join(tmpdir(), "cm-quiet-")) };
 }
 
 let runs = 0;
@@ -75,6 +82,7 @@ for (const backend of backends) {
     const worlds: World[] = [];
     after(async () => {
       for (const w of worlds) {
+        await w.proxy.close();
         await w.sandbox.close();
         await w.target.drop();
         rmSync(w.dir, { recursive: true, force: true });
@@ -95,35 +103,59 @@ for (const backend of backends) {
         worlds.push(w);
       });
 
-      it("is sent once, then not again while filtered listings do not show it, and is created once a bulk listing shows it", async () => {
+      it("is never sent a create: filtered reads it by id, and creates its control once the platform knows it", async () => {
         const first = await reconcile(w, "--state", "filtered");
         assert.equal(first.code, 0, first.stderr);
-        assert.equal(first.summary.requests[POST].count, 2, "A and I are sent");
-        assert.equal(first.summary.outcomes["failed:identity_not_found"], 1);
-        assert.equal(first.summary.findings.identity_not_found, 1, "one finding per fact");
-        assert.equal(first.summary.findings.missing_client_control, 1, "A's, created");
+        assert.equal(
+          first.summary.requests[READ].count,
+          2,
+          "A and I hold no SELL_ONLY: read by id",
+        );
+        assert.equal(first.summary.requests[POST].count, 1, "A's create only");
+        assert.deepEqual(first.summary.outcomes, { "succeeded:created": 1 });
+        assert.equal(first.summary.findings.identity_not_found, 1, "I");
 
         const second = await reconcile(w, "--state", "filtered");
         assert.equal(second.code, 0, second.stderr);
-        assert.equal(second.summary.requests[POST]?.count ?? 0, 0, "I is not sent again");
+        assert.equal(second.summary.requests[POST]?.count ?? 0, 0, "I is not sent");
         assert.equal(second.summary.findings.identity_not_found, 1);
-        assert.deepEqual(second.summary.outcomes, {});
 
-        // The platform learns I; a filtered listing cannot show it (it holds no SELL_ONLY yet).
-        w.sandbox.seedIdentities([{ id: id.I!, user_disabled: true, admin_disabled: false }], {
+        // The platform learns I; the SELL_ONLY listing cannot show it, its read does.
+        w.sandbox.seedIdentities([{ id: id.I!, user_disabled: false, admin_disabled: false }], {
           migratedFraction: 0,
           driftFraction: 0,
         });
         const third = await reconcile(w, "--state", "filtered");
-        assert.equal(third.summary.requests[POST]?.count ?? 0, 0);
-
-        const fourth = await reconcile(w, "--state", "bulk");
-        assert.equal(fourth.code, 0, fourth.stderr);
-        assert.equal(fourth.summary.changes.outside.identity_appeared, 1);
-        assert.equal(fourth.summary.requests[POST].count, 1);
-        assert.equal(fourth.summary.outcomes["succeeded:created"], 1);
+        assert.equal(third.code, 0, third.stderr);
+        assert.equal(third.summary.findings.identity_not_found, 0);
+        assert.deepEqual(third.summary.outcomes, { "succeeded:created": 1 });
         const held = w.sandbox.controlsOf(id.I!).filter((c) => c.type === "SELL_ONLY");
         assert.equal(held.length, 1);
+      });
+
+      it("whose identity went between its read and its create is answered 404, reported identity_not_found, and not sent again while the platform does not know it", async () => {
+        const v = await world(backend, [["V", true, false]], ["V"]);
+        worlds.push(v);
+        // The identity goes once its read has been answered, before its create is sent.
+        v.proxy.rewrite = (r, body) => {
+          if (r.method === "GET" && r.url === `/v2/identity/identities/${id.V!}`) {
+            v.sandbox.removeIdentity(id.V!);
+          }
+          return body;
+        };
+        const first = await reconcile(v, "--state", "filtered");
+        assert.equal(first.code, 0, first.stderr);
+        assert.equal(first.summary.requests[POST].count, 1);
+        assert.deepEqual(first.summary.outcomes, { "failed:identity_not_found": 1 });
+        assert.equal(first.summary.findings.identity_not_found, 1, "one finding per fact");
+        assert.equal(first.summary.findings.missing_client_control, 0);
+
+        v.proxy.rewrite = null;
+        const second = await reconcile(v, "--state", "filtered");
+        assert.equal(second.code, 0, second.stderr);
+        assert.equal(second.summary.requests[POST]?.count ?? 0, 0, "V is not sent again");
+        assert.equal(second.summary.findings.identity_not_found, 1);
+        assert.deepEqual(second.summary.outcomes, {});
       });
     });
 

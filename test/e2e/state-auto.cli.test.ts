@@ -1,8 +1,10 @@
 /**
  * `--state auto` through the CLI against the sandbox over real HTTP: it compares the costs, says
  * what it chose and why, and never chooses a strategy blind to what the run must act on. The
- * dataset makes per-identity the cheapest read (one flagged identity) while a stale client
- * control sits on an identity with no flag, which only a listing sees.
+ * dataset makes per-identity the cheapest read (two flagged identities against three listing
+ * pages) while a stale client control sits on an identity with no flag, which only a listing
+ * sees; one flagged identity holds no control, so per-identity reads it by id for the platform's
+ * legacy fields (issue 27).
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -18,12 +20,17 @@ import { backends, type TestTarget } from "../helpers/db.ts";
 
 const rand = prng(1212);
 const uuid = () => uuidFrom(rand);
-/** The one flagged identity: user_disabled, its client control in place. */
+/** A flagged identity: user_disabled, its client control in place. */
 const A = uuid();
 /** No flag, a stale overridable client control: what --prune must delete. */
 const Z = uuid();
-/** No flag, a SERVICE control each (report only): enough SELL_ONLY holders for two pages. */
-const SERVICE_HELD = Array.from({ length: 1000 }, uuid);
+/** No flag, a SERVICE control each (report only): enough SELL_ONLY holders for three pages. */
+const SERVICE_HELD = Array.from({ length: 2000 }, uuid);
+/**
+ * admin_disabled here and on the platform, no control: the platform will migrate it
+ * (`awaiting_platform_migration`), which only its legacy field, read by id, tells.
+ */
+const B = uuid();
 
 const requests = (s: Sandbox) =>
   Object.values(s.stats().requests).reduce(
@@ -45,6 +52,7 @@ for (const backend of backends) {
       const rows = [
         { id: A, user_disabled: true, admin_disabled: false },
         { id: Z, user_disabled: false, admin_disabled: false },
+        { id: B, user_disabled: false, admin_disabled: true },
         ...SERVICE_HELD.map((id) => ({ id, user_disabled: false, admin_disabled: false })),
       ];
       sandbox.seedIdentities(rows, { migratedFraction: 0, driftFraction: 0 });
@@ -75,17 +83,30 @@ for (const backend of backends) {
       rmSync(out, { recursive: true, force: true });
     });
 
-    it("plan reads per identity when its one candidate costs fewer requests than any listing, and says why", async () => {
+    it("plan reads per identity when its two candidates cost fewer requests than any listing, and says why", async () => {
       const r = await cli(["plan", "--out", join(out, "plan")]);
       assert.equal(r.code, 0, r.stderr);
       const s = JSON.parse(r.stdout);
       assert.equal(s.strategy, "per-identity");
       assert.match(
         r.stderr,
-        /Reading platform state with the per-identity strategy \(auto: per-identity 1 GETs? on \/v2\/identity\/controls .* < bulk ≈ 2 listing requests/,
+        /Reading platform state with the per-identity strategy \(auto: per-identity 2 GETs on \/v2\/identity\/controls .* < bulk ≈ 3 listing requests/,
       );
-      assert.match(s.platform_state.reason, /filtered ≈ 2 listing requests/);
+      assert.match(s.platform_state.reason, /filtered ≈ 3 listing requests/);
       assert.equal(s.findings.unexpected_client_control, 0, "per-identity never reads Z");
+    });
+
+    it("per-identity reads by id the candidate whose controls leave its flag without a control, and classifies it three-way with the platform's legacy field", async () => {
+      const r = await cli(["plan", "--state", "per-identity", "--out", join(out, "by-id")]);
+      assert.equal(r.code, 0, r.stderr);
+      const s = JSON.parse(r.stdout);
+      assert.equal(s.requests["GET /v2/identity/controls"].count, 2, "A and B");
+      assert.equal(s.requests["GET /v2/identity/identities/{id}"].count, 1, "B only");
+      assert.match(r.stderr, /read 1 identity by id for the platform's legacy fields/);
+      // Without its legacy field, B would be missing_service_control (exit 2).
+      assert.equal(s.findings.awaiting_platform_migration, 1);
+      assert.equal(s.findings.missing_service_control, 0);
+      assert.equal(s.findings.in_sync, 1, "A");
     });
 
     it("--state per-identity with --prune is refused before any request, naming what it would miss", async () => {

@@ -2,7 +2,8 @@
  * Issue 12 §2 end to end: `--state filtered` (the SELL_ONLY listing) against `--state bulk` on the
  * crafted dataset, through the CLI against the sandbox over real HTTP, on every database backend,
  * with the sandbox answering set_by in both spellings. Each strategy gets its own sandbox and
- * database, crafted alike, and the same commands in the same order.
+ * database, crafted alike, and the same commands in the same order. Filtered reads each candidate
+ * its listing did not show by id (issue 27), so its findings are bulk's.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -12,6 +13,7 @@ import { after, before, describe, it } from "node:test";
 import type { Sandbox } from "controls-sandbox";
 import { startSandbox } from "controls-sandbox";
 import { UNLISTED_DETAIL } from "../../src/migration/findings.ts";
+import { AWAITING_SERVICE_DETAIL } from "../../src/migration/three-way.ts";
 import { normalizeSetBy } from "../../src/platform/index.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
 import { type CliResult, runCli } from "../helpers/cli.ts";
@@ -26,7 +28,6 @@ import {
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { startProxy, type TestProxy } from "../helpers/http-proxy.ts";
 
-const UNLISTED = `; ${UNLISTED_DETAIL}`;
 const keyOf = new Map(Object.entries(ids).map(([k, v]) => [v, k]));
 
 interface Chain {
@@ -76,10 +77,7 @@ async function chain(
 interface Step {
   readonly result: CliResult;
   readonly summary: RunSummary;
-  /**
-   * diff.csv as "key|finding|expected_set_by|observed_set_by|observed_is_overridable|action|outcome",
-   * without the note filtered adds to the detail of an identity it did not list.
-   */
+  /** diff.csv as "key|finding|expected_set_by|observed_set_by|observed_is_overridable|action|outcome". */
   readonly rows: string[];
   /** The finding details (outcome cells without an action), keyed as rows are. */
   readonly details: string[];
@@ -115,7 +113,7 @@ async function step(c: Chain, label: string, args: string[]): Promise<Step> {
   return {
     result,
     summary: JSON.parse(result.stdout),
-    rows: records.map((r) => `${key(r)}|${(r.outcome ?? "").replace(UNLISTED, "")}`).sort(),
+    rows: records.map((r) => `${key(r)}|${r.outcome ?? ""}`).sort(),
     details: records
       .filter((r) => !r.action)
       .map((r) => `${key(r)}|${r.outcome}`)
@@ -138,8 +136,14 @@ function endState(sandbox: Sandbox): Record<string, string[]> {
   );
 }
 
-/** Bulk's rows with the unknown identity as filtered sees it before its create is sent. */
+/**
+ * Rows without the unknown identity's: its finding is bulk's, its detail says how it was learnt
+ * (absent from a complete listing, or a 404 to its read).
+ */
 const withoutUnknown = (rows: string[]) => rows.filter((r) => !r.startsWith("I|"));
+/** The candidates the SELL_ONLY listing does not show: they hold no active SELL_ONLY. */
+const UNLISTED_KEYS = ["A", "C", "I", "M", "N"];
+const IDENTITY_READ = /^\/v2\/identity\/identities\/([^/?]+)$/;
 
 for (const backend of backends) {
   describe(`--state filtered against --state bulk through the CLI on ${backend.name}`, () => {
@@ -168,7 +172,7 @@ for (const backend of backends) {
       }
     });
 
-    it("plan gives bulk's findings, except that the unknown identity is a missing_client_control whose existence is checked at apply time", async () => {
+    it("plan gives bulk's findings: filtered reads each candidate its listing did not show by id, learning its legacy fields and that the unknown identity does not exist", async () => {
       const s = await runAll("plan", ["plan"]);
       const bulk = s.bulk!;
       assert.equal(bulk.result.code, 2, bulk.result.stderr);
@@ -176,37 +180,50 @@ for (const backend of backends) {
       for (const name of filteredNames()) {
         const f = s[name]!;
         assert.equal(f.result.code, 2, f.result.stderr);
-        assert.deepEqual(f.summary.findings, {
-          ...EXPECTED_FINDINGS,
-          identity_not_found: 0,
-          missing_client_control: EXPECTED_FINDINGS.missing_client_control + 1,
-          // The unlisted admin_disabled identity's legacy field is not read: two-way rule.
-          awaiting_platform_migration: EXPECTED_FINDINGS.awaiting_platform_migration - 1,
-          missing_service_control: 1,
-        });
+        assert.deepEqual(f.summary.findings, EXPECTED_FINDINGS, name);
         assert.deepEqual(withoutUnknown(f.rows), withoutUnknown(bulk.rows), name);
-        assert.deepEqual(
-          f.rows.filter((r) => r.startsWith("I|")),
-          ["I|missing_client_control|CLIENT|||create|user_disabled is true"],
-        );
-        // C holds no control: it is not listed, and its finding says what that means.
+        const unknown = f.rows.filter((r) => r.startsWith("I|"));
+        assert.equal(unknown.length, 1, unknown.join("\n"));
+        assert.match(unknown[0]!, /^I\|identity_not_found\|CLIENT\|\|\|\|/);
+        // C holds no control, so the listing does not show it; its read brings the platform's
+        // admin_disabled, true: the platform's migration will create the SERVICE control.
         assert.ok(
-          f.details.some((d) =>
-            /^C\|missing_service_control\|.*absent from the SELL_ONLY listing: no active SELL_ONLY; existence is checked at apply time$/.test(
-              d,
-            ),
-          ),
+          f.details.includes(`C|awaiting_platform_migration|SERVICE||||${AWAITING_SERVICE_DETAIL}`),
           f.details.join("\n"),
         );
+        assert.ok(
+          !f.rows.some((r) => r.includes(UNLISTED_DETAIL)),
+          "no finding rests on the listing's absence",
+        );
         assert.equal(f.summary.strategy, "filtered");
-        assert.match(f.summary.platform_state?.existence ?? "", /checked at apply time/);
+        assert.match(f.summary.platform_state?.existence ?? "", /^read per unlisted candidate/);
         const md = readFileSync(
           join(chains.find((c) => c.name === name)!.out, "plan", "summary.md"),
           "utf8",
         );
-        assert.match(md, /existence: checked at apply time/);
+        assert.match(md, /existence: read per unlisted candidate/);
       }
       assert.match(bulk.summary.platform_state?.existence ?? "", /proved by the listing/);
+    });
+
+    it("filtered's plan read by id exactly the candidates its listing did not show, each once", () => {
+      for (const c of chains.filter((x) => x.state === "filtered")) {
+        const reads = c.proxy.requests
+          .filter((r) => r.method === "GET")
+          .map((r) => IDENTITY_READ.exec(r.url)?.[1])
+          .filter((id): id is string => id !== undefined)
+          .map((id) => keyOf.get(decodeURIComponent(id)) ?? id);
+        assert.deepEqual(reads.sort(), UNLISTED_KEYS, c.name);
+        const summary = JSON.parse(
+          readFileSync(join(c.out, "plan", "summary.json"), "utf8"),
+        ) as RunSummary;
+        assert.equal(
+          summary.requests["GET /v2/identity/identities/{id}"]?.count,
+          UNLISTED_KEYS.length,
+          c.name,
+        );
+        assert.equal(summary.requests["GET /v2/identity/controls"], undefined, c.name);
+      }
     });
 
     it("the filtered listing asks only for identities holding a SELL_ONLY, and no request carries set_by", () => {
@@ -231,21 +248,25 @@ for (const backend of backends) {
       }
     });
 
-    it("apply creates the same controls; filtered learns from the create's 404 that the unknown identity does not exist, and records bulk's finding for it", async () => {
+    it("apply creates the same controls, and filtered sends no create for the unknown identity its read proved absent", async () => {
       const s = await runAll("apply", ["apply", "--yes"]);
       assert.equal(s.bulk!.result.code, 0, s.bulk!.result.stderr);
       assert.deepEqual(s.bulk!.summary.outcomes, { "succeeded:created": 4 });
       for (const name of filteredNames()) {
         const f = s[name]!;
         assert.equal(f.result.code, 0, f.result.stderr);
-        assert.deepEqual(f.summary.outcomes, {
-          "failed:identity_not_found": 1,
-          "succeeded:created": 4,
-        });
-        assert.ok(
-          f.rows.some((r) => /^I\|identity_not_found\|.*\|create\|identity_not_found$/.test(r)),
-          f.rows.join("\n"),
+        assert.deepEqual(f.summary.outcomes, { "succeeded:created": 4 }, name);
+        assert.deepEqual(
+          f.rows.filter((r) => r.startsWith("I|")).map((r) => r.split("|").slice(0, 6).join("|")),
+          ["I|identity_not_found|CLIENT|||"],
         );
+      }
+      for (const c of chains.filter((x) => x.state === "filtered")) {
+        const creates = c.proxy.requests.filter(
+          (r) => r.method === "POST" && r.url.startsWith("/v2/identity/controls"),
+        );
+        assert.equal(creates.length, 4, c.name);
+        assert.ok(!creates.some((r) => r.body.includes(ids.I!)), `${c.name}: no create for I`);
       }
       const want = endState(chains[0]!.sandbox);
       for (const c of chains.slice(1)) assert.deepEqual(endState(c.sandbox), want, c.name);
@@ -259,6 +280,7 @@ for (const backend of backends) {
         for (const name of filteredNames()) {
           const f = s[name]!;
           assert.equal(f.result.code, 2, f.result.stderr);
+          assert.deepEqual(f.summary.findings, s.bulk!.summary.findings, name);
           assert.deepEqual(withoutUnknown(f.rows), withoutUnknown(s.bulk!.rows), name);
           assert.equal(f.summary.findings.unknown_to_source, 1, "J, unknown to the source");
         }

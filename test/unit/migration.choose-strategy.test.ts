@@ -11,17 +11,22 @@ const MILLION: StrategyInputs = {
   platformIdentitiesFrom: "the source's row count",
   sellOnlyIdentities: 60_000,
   sellOnlyFrom: "the listing of run 20260101-000000-abcd",
-  candidates: 120_000,
+  candidates: 50_000,
   writes: 0,
   rate: 40,
   prune: false,
 };
 
 describe("chooseStrategy", () => {
-  it("reads a million identities of which 6% hold a SELL_ONLY in about 60 listing requests instead of 1,000", () => {
+  it("reads a million identities of which 6% hold a SELL_ONLY in about 60 listing requests instead of 1,000, when the candidates are fewer than the holders", () => {
     const c = chooseStrategy("auto", MILLION);
     assert.equal(c.strategy, "filtered");
-    assert.deepEqual(c.costs, { bulk: 1000, filtered: 60, perIdentity: 120_000 });
+    assert.deepEqual(c.costs, {
+      bulk: 1000,
+      filtered: 60,
+      perIdentity: 50_000,
+      byId: { filtered: 0, perIdentity: 0 },
+    });
     assert.match(c.reason, /filtered ≈ 60 listing requests/);
     assert.match(c.reason, /bulk ≈ 1,000 listing requests/);
     assert.match(c.reason, /60,000 identities hold a SELL_ONLY, from the listing of run 2026/);
@@ -32,7 +37,7 @@ describe("chooseStrategy", () => {
     assert.equal(c.strategy, "filtered");
     assert.match(
       c.reason,
-      /per-identity 120,000 GETs on \/v2\/identity\/controls, the path the creates share, on top of up to 50,000 creates/,
+      /per-identity 50,000 GETs on \/v2\/identity\/controls, the path the creates share, on top of up to 50,000 creates/,
     );
   });
 
@@ -60,8 +65,45 @@ describe("chooseStrategy", () => {
       sellOnlyIdentities: null,
       candidates: 5,
       writes: 5,
+      readsById: false,
     });
     assert.equal(c.strategy, "bulk");
+  });
+
+  it("charges filtered one GET by id per candidate it will not list, so 120,000 candidates of which at most 60,000 hold a SELL_ONLY make bulk's 1,000 pages the cheaper read", () => {
+    const c = chooseStrategy("auto", { ...MILLION, candidates: 120_000 });
+    assert.equal(c.strategy, "bulk");
+    assert.equal(c.costs.filtered, 60_060);
+    assert.deepEqual(c.costs.byId, { filtered: 60_000, perIdentity: 60_000 });
+    assert.match(
+      c.reason,
+      /^auto: bulk ≈ 1,000 listing requests .* ≤ per-identity .*; filtered ≈ 60 listing requests \+ 60,000 GETs on \/v2\/identity\/identities\/\{id\} of the candidates it will not list \(1,502 s;/,
+    );
+  });
+
+  it("charges per-identity one GET by id per candidate expected to lack its control, which turns 3 candidates against 5 listing pages from per-identity to bulk", () => {
+    const few = { ...MILLION, platformIdentities: 5_000, sellOnlyIdentities: null, candidates: 3 };
+    const c = chooseStrategy("auto", few);
+    assert.equal(c.strategy, "bulk");
+    assert.equal(c.costs.perIdentity, 6);
+    assert.match(
+      c.reason,
+      /per-identity 3 GETs on \/v2\/identity\/controls \(0\.1 s\) \+ 3 GETs on \/v2\/identity\/identities\/\{id\} for the legacy fields of the candidates expected to lack their control/,
+    );
+    // Known to hold their SELL_ONLY (three holders), the candidates cost their controls' GETs
+    // only; a SELL_ONLY listing of one page, with nothing to read by id, is cheaper still.
+    const held = chooseStrategy("auto", { ...few, sellOnlyIdentities: 3 });
+    assert.equal(held.costs.perIdentity, 3);
+    assert.equal(held.costs.filtered, 1);
+    assert.equal(held.strategy, "filtered");
+    // Without the reads by id (the re-read of pending actions), per-identity was the cheaper.
+    assert.equal(chooseStrategy("auto", { ...few, readsById: false }).strategy, "per-identity");
+  });
+
+  it("does not charge the re-read of pending actions for reads by id it does not send", () => {
+    const c = chooseStrategy("auto", { ...MILLION, candidates: 120_000, readsById: false });
+    assert.equal(c.strategy, "filtered");
+    assert.deepEqual(c.costs.byId, { filtered: 0, perIdentity: 0 });
   });
 
   it("never chooses per-identity for --prune, however few the candidates: it cannot see a stale control on an identity without a flag", () => {

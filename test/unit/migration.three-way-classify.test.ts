@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   classifyIdentity,
+  dependsOnPlatformLegacy,
   type Finding,
   type IdentityState,
   type ObservedControl,
@@ -216,5 +217,39 @@ describe("keeperFirst", () => {
     ]);
     assert.equal(fs.filter((f) => f.prunable).length, 1);
     assert.ok(fs.every((f) => f.detail !== KEPT_RESTRICTED));
+  });
+});
+
+describe("which identities per-identity reads by id for the platform's legacy fields", () => {
+  const state = (l: { u: boolean; a: boolean } | null, controls: ObservedControl[]) =>
+    ({
+      identityId: "id-1",
+      source: l && { userDisabled: l.u, adminDisabled: l.a },
+      platform: "found",
+      controls,
+    }) satisfies IdentityState;
+
+  it("reads one whose flagged side holds no control of its owner: the field decides between missing and awaiting", () => {
+    assert.equal(dependsOnPlatformLegacy(state({ u: false, a: true }, [])), true);
+    assert.equal(dependsOnPlatformLegacy(state({ u: true, a: false }, [service("s1")])), true);
+    assert.equal(dependsOnPlatformLegacy(state({ u: true, a: true }, [client("c1")])), true);
+  });
+
+  it("does not read one whose every flagged side holds a control of its owner, or of an unknown one", () => {
+    assert.equal(dependsOnPlatformLegacy(state({ u: true, a: false }, [client("c1")])), false);
+    assert.equal(
+      dependsOnPlatformLegacy(state({ u: true, a: true }, [client("c1"), service("s1")])),
+      false,
+    );
+    const unknown = { ...client("u1"), setBy: "unknown" as const, setByRaw: "WEIRD" };
+    assert.equal(dependsOnPlatformLegacy(state({ u: true, a: false }, [unknown])), false);
+  });
+
+  it("does not read one not found, or without a source row", () => {
+    assert.equal(
+      dependsOnPlatformLegacy({ ...state({ u: true, a: false }, []), platform: "not_found" }),
+      false,
+    );
+    assert.equal(dependsOnPlatformLegacy(state(null, [])), false);
   });
 });
