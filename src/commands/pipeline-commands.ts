@@ -13,10 +13,10 @@ import {
 } from "../config.ts";
 import { type DatabaseHandle, openDatabase } from "../db/connect.ts";
 import type { RunMode } from "../db/schema.ts";
+import { diskFullError } from "../disk-full.ts";
 import { UserError } from "../errors.ts";
 import { failedRun, writeMetricsFile } from "../migration/metrics-file.ts";
 import { checkReportDir, reportDir } from "../migration/report.ts";
-import { diskFullError } from "../reports/disk-full.ts";
 import { noteOutFolderRun } from "../reports/out-folder-lock.ts";
 import { claimReportDir } from "../reports/report-files.ts";
 import { renderSummaryTable } from "../reports/summary.ts";
