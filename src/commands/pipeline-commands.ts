@@ -14,7 +14,7 @@ import {
 import { type DatabaseHandle, openDatabase } from "../db/connect.ts";
 import type { RunMode } from "../db/schema.ts";
 import { diskFullError } from "../disk-full.ts";
-import { UserError } from "../errors.ts";
+import { throwIfStartupInterrupted, UserError } from "../errors.ts";
 import { failedRun, writeMetricsFile } from "../migration/metrics-file.ts";
 import { checkReportDir, reportDir } from "../migration/report.ts";
 import { noteOutFolderRun } from "../reports/out-folder-lock.ts";
@@ -58,6 +58,8 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
   };
   const handle = await openDatabase(global, logger).catch((err) => failed(err, null));
   try {
+    // A signal heard while the database was opening: stop before its migrations or a run.
+    throwIfStartupInterrupted(signal, "while the database was being opened");
     // A resume goes on with the run's own settings (its rate, limit...), where not given again.
     const resumed = await resumeConfigs(handle, configs, argv);
     const limit = resumed.configs.pipeline.limit;
