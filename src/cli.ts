@@ -56,6 +56,17 @@ export async function main(args: string[]): Promise<void> {
   await parser.parseAsync();
 }
 
+/**
+ * Until a command listens for them (`runCommand`), SIGINT, SIGTERM and SIGHUP while modules load
+ * exit 130, as README's exit codes say, not as the signal's default death. Once a command has its
+ * own listener this one leaves the signal to it.
+ */
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(sig, () => {
+    if (process.listenerCount(sig) === 1) process.exit(130);
+  });
+}
+
 const args = process.argv.slice(2);
 if (asksVersionOnly(args)) {
   const { TOOL_VERSION } = await import("./version.ts");

@@ -38,3 +38,14 @@ export class Interrupted extends Error {
     super(message);
   }
 }
+
+/**
+ * Throws an Interrupted when `signal` has aborted while the command was still starting (opening or
+ * migrating the database, taking the writer lock): nothing is started after a SIGINT/SIGTERM.
+ *
+ * @example
+ *   throwIfStartupInterrupted(signal, "while the database was being opened");
+ */
+export function throwIfStartupInterrupted(signal: AbortSignal | undefined, when: string): void {
+  if (signal?.aborted) throw new Interrupted(`Interrupted ${when}; no run was started.`);
+}

@@ -61,7 +61,7 @@ export const LAYERS: readonly Layer[] = Object.freeze([
   {
     name: "reports",
     paths: ["src/reports/"],
-    role: "formatting only: formula-safe, escape-safe streaming CSV (csv-stringify), summaries (one key order: `canonical-summary.ts`; the three-way table: `three-way-section.ts`), the `runs` listing, report files written by temporary file and rename (`report-files.ts`), one writer per report folder (`out-folder-lock.ts`, the data-folder lock's scheme), full disks named with file and flag (`disk-full.ts`), `show`'s text and JSON (`identity-history.ts`), the Prometheus metrics file (`run-metrics.ts`, prom-client), the JSON log line of a run's end (`summary-log.ts`)",
+    role: "formatting only: formula-safe, escape-safe streaming CSV (csv-stringify), summaries (one key order: `canonical-summary.ts`; the three-way table: `three-way-section.ts`), the `runs` listing, report files written by temporary file and rename (`report-files.ts`), one writer per report folder (`out-folder-lock.ts`, the data-folder lock's scheme), `show`'s text and JSON (`identity-history.ts`), the Prometheus metrics file (`run-metrics.ts`, prom-client), the JSON log line of a run's end (`summary-log.ts`)",
     mayImport: ["db", "base"],
   },
   {
@@ -89,8 +89,9 @@ export const LAYERS: readonly Layer[] = Object.freeze([
       "src/version.ts",
       "src/log-levels.ts",
       "src/plural.ts",
+      "src/disk-full.ts",
     ],
-    role: "leaf helpers: errors and exit codes, the logger (its levels apart, `log-levels.ts`, so the options table does not load pino), secrets, the one backoff-with-jitter and overflow-safe sleep, the one escaping of control and bidi characters, daily windows, the version, plurals (`plural.ts`)",
+    role: "leaf helpers: errors and exit codes, the logger (its levels apart, `log-levels.ts`, so the options table does not load pino), secrets, the one backoff-with-jitter and overflow-safe sleep, the one escaping of control and bidi characters, daily windows, the version, plurals (`plural.ts`), full disks named with the file or folder and its flag (`disk-full.ts`: ENOSPC, or the embedded database failing with its folder's disk short of space)",
     mayImport: [],
   },
   {

@@ -13,10 +13,10 @@ import {
 } from "../config.ts";
 import { type DatabaseHandle, openDatabase } from "../db/connect.ts";
 import type { RunMode } from "../db/schema.ts";
-import { UserError } from "../errors.ts";
+import { diskFullError } from "../disk-full.ts";
+import { throwIfStartupInterrupted, UserError } from "../errors.ts";
 import { failedRun, writeMetricsFile } from "../migration/metrics-file.ts";
 import { checkReportDir, reportDir } from "../migration/report.ts";
-import { diskFullError } from "../reports/disk-full.ts";
 import { noteOutFolderRun } from "../reports/out-folder-lock.ts";
 import { claimReportDir } from "../reports/report-files.ts";
 import { renderSummaryTable } from "../reports/summary.ts";
@@ -58,6 +58,8 @@ export async function pipelineHandler(mode: RunMode, ctx: CommandContext): Promi
   };
   const handle = await openDatabase(global, logger).catch((err) => failed(err, null));
   try {
+    // A signal heard while the database was opening: stop before its migrations or a run.
+    throwIfStartupInterrupted(signal, "while the database was being opened");
     // A resume goes on with the run's own settings (its rate, limit...), where not given again.
     const resumed = await resumeConfigs(handle, configs, argv);
     const limit = resumed.configs.pipeline.limit;

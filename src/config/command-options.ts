@@ -53,7 +53,7 @@ export const runOptions = {
     schema: booleanSchema,
     kind: "boolean",
     group: "run",
-    help: "Also list in_sync rows in diff.csv.",
+    help: "Also list in_sync rows in diff.csv (controls that already match their flags). An identity with no flag and no control has no finding, so no row either way.",
   }),
   force: option({
     flag: "force",

@@ -4,6 +4,7 @@ import { setFlagsFromString } from "node:v8";
 import { Kysely } from "kysely";
 import pg from "pg";
 import type { GlobalConfig } from "../config.ts";
+import { DiskFullError, databaseDiskFullError } from "../disk-full.ts";
 import { ExitCode, UserError } from "../errors.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import { connectionSecrets, postgresTarget, redactUrl } from "../secret.ts";
@@ -149,10 +150,13 @@ async function openPglite(dataDir: string, logger: Logger): Promise<DatabaseHand
   try {
     logger.debug(`PGlite data folder ${dir}: ${seedFromTemplate(dir)}`);
     thread = await PgliteThread.start({ ...EMBEDDED, dataDir: dir });
-  } catch (err) {
+  } catch (thrown) {
     lock.release();
+    // No room for the folder's files (or for PostgreSQL's start-up): named with --data-dir.
+    const err = databaseDiskFullError(thrown, dir);
+    if (err instanceof DiskFullError) throw err;
     throw new UserError(
-      `Cannot open the embedded database in ${dir} (set with --data-dir or env CONTROLS_DATA_DIR): ${(err as Error).message}`,
+      `Cannot open the embedded database in ${dir} (set with --data-dir or env CONTROLS_DATA_DIR): ${(thrown as Error).message}`,
     );
   }
   logger.debug(`Opened embedded PGlite database in ${dir}`);

@@ -6,6 +6,7 @@
  * out late, bunched with the next ones. In its own thread it stalls nothing here.
  */
 import { Worker } from "node:worker_threads";
+import { databaseDiskFullError } from "../disk-full.ts";
 import type {
   PgErrorFields,
   PgliteThreadInit,
@@ -54,6 +55,13 @@ interface Pending {
   readonly reject: (e: Error) => void;
 }
 
+/**
+ * SQLSTATE classes of a statement's own failure, never a full disk's: data exceptions (22),
+ * integrity (23), transaction rollbacks (40), syntax and access (42), invalid names (3D, 3F),
+ * authorisation (28), unsupported features (0A), PL/pgSQL raises (P0).
+ */
+const STATEMENTS_OWN = /^(22|23|40|42|3D|3F|28|0A|P0)/;
+
 /** How long a closing database thread may take before it is terminated. */
 const CLOSE_TIMEOUT_MS = 60_000;
 
@@ -78,8 +86,12 @@ export class PgliteThread {
   #running = true;
   readonly #exited: Promise<void>;
 
-  private constructor(worker: Worker) {
+  /** The data folder, whose disk is looked at when a statement fails (see `#refused`). */
+  readonly #dataDir: string | undefined;
+
+  private constructor(worker: Worker, dataDir: string | undefined) {
     this.#worker = worker;
+    this.#dataDir = dataDir;
     this.#exited = new Promise((resolve) =>
       worker.once("exit", () => {
         this.#running = false;
@@ -107,7 +119,7 @@ export class PgliteThread {
       ...(options.initialMemory === undefined ? {} : { initialMemory: options.initialMemory }),
       settings: Object.entries(options.settings ?? {}),
     };
-    const thread = new PgliteThread(spawnWorker(init, loadDataDir));
+    const thread = new PgliteThread(spawnWorker(init, loadDataDir), options.dataDir);
     const ready = new Promise<ThreadResult>((resolve, reject) =>
       thread.#pending.set(0, { resolve, reject }),
     );
@@ -170,8 +182,19 @@ export class PgliteThread {
     if (!p) return;
     this.#pending.delete(reply.id);
     if (this.#pending.size === 0) this.#worker.unref();
-    if ("error" in reply) p.reject(new PgliteError(reply.error));
+    if ("error" in reply) p.reject(this.#refused(reply.error));
     else p.resolve({ rows: reply.rows, affectedRows: reply.affectedRows });
+  }
+
+  /**
+   * A failed statement's error. PGlite never passes ENOSPC on: on a full disk PostgreSQL fails
+   * with a follow-on error, so a failure that is not the statement's own (a constraint, a syntax
+   * error, a conflict) on a data folder whose disk is nearly full names the folder and --data-dir.
+   */
+  #refused(fields: ThreadErrorFields): Error {
+    const err = new PgliteError(fields);
+    if (this.#dataDir === undefined || STATEMENTS_OWN.test(fields.code ?? "")) return err;
+    return databaseDiskFullError(err, this.#dataDir) as Error;
   }
 
   #fail(message: string): void {

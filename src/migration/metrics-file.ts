@@ -7,9 +7,9 @@
 import type { Kysely } from "kysely";
 import { lastSuccessfulReconcile } from "../db/metrics-queries.ts";
 import type { Database, RunMode } from "../db/schema.ts";
+import { isDiskFull } from "../disk-full.ts";
 import { ExitCode, Interrupted } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { isDiskFull } from "../reports/disk-full.ts";
 import type { FailedRun } from "../reports/run-metrics.ts";
 import type { RunSummary } from "../reports/summary.ts";
 

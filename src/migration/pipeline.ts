@@ -11,7 +11,7 @@ import { saveRequestSeries } from "../db/request-series-queries.ts";
 import { acquireRunLock } from "../db/run-lock.ts";
 import { finishRun, getRun, latestRunningWriter } from "../db/run-queries.ts";
 import { analyzeRunTables, countCandidates } from "../db/snapshot-queries.ts";
-import { ExitCode, Interrupted, UserError } from "../errors.ts";
+import { ExitCode, Interrupted, throwIfStartupInterrupted, UserError } from "../errors.ts";
 import type { RunSummary } from "../reports/summary.ts";
 import { executeActions } from "./executor.ts";
 import { closingStatus, exitCodeFor } from "./exit-code.ts";
@@ -91,6 +91,8 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
   if (options.mode !== "plan") await settleUnfinishedWriters(deps, options);
   if (options.run.plan) await checkPlanRun(deps, options.run.plan);
   const resumeId = options.run.resume;
+  // A signal heard while the schema was migrated or the lock taken: no run is claimed after it.
+  throwIfStartupInterrupted(deps.signal, "while the command was starting");
   const claimed = resumeId
     ? await claimResumedRun(deps, options, resumeId)
     : { id: await claimNewRun(deps, options), source: null, strategy: null };

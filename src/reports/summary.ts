@@ -1,6 +1,6 @@
 import { join } from "node:path";
+import { diskFullError } from "../disk-full.ts";
 import { escapeInvisible } from "../visible-text.ts";
-import { diskFullError } from "./disk-full.ts";
 import { writeFileAtomic } from "./report-files.ts";
 import { renderThreeWaySection, type ThreeWaySummary } from "./three-way-section.ts";
 

@@ -1,7 +1,11 @@
 /**
  * A full disk under --out (a 32 KiB tmpfs, mounted here as root): `apply` makes its creates, then
- * cannot write diff.csv. The message names the file and --out, `runs` shows the run's true counts
- * (not "-"), and `report RUN` writes its report elsewhere. Skipped where tmpfs cannot be mounted.
+ * cannot write its report. The message names the file and --out, `runs` shows the run's true counts
+ * (not "-"), and `report RUN` (with and without --all) writes its complete report elsewhere: one row
+ * per expected control of a flagged identity, the creates as sent. An identity with no flag and no
+ * control has no finding, so it has no row, with --all or without (--all adds in_sync rows: controls
+ * that already match their flags); a healthy plan of the same data lists the same identities and
+ * findings. Skipped where tmpfs cannot be mounted.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -18,7 +22,37 @@ import { type HostilePlatform, startHostilePlatform } from "../helpers/hostile-p
 
 const N = 300;
 const SEED = 28;
-const IDS = [...syntheticIdentities(N, SEED)].map((r) => r.id);
+const IDENTITIES = [...syntheticIdentities(N, SEED)];
+const IDS = IDENTITIES.map((r) => r.id);
+
+/**
+ * The complete, true diff of an apply of the seeded source against a platform holding no control:
+ * `identity finding action outcome`, sorted. Every user_disabled identity's client control created,
+ * every admin_disabled identity's service control reported missing (the platform's to set).
+ */
+const SERVICE_DETAIL = "admin_disabled is true; the platform must migrate it";
+const TRUE_ROWS = [
+  ...IDENTITIES.filter((r) => r.user_disabled).map(
+    (r) => `${r.id} missing_client_control create created`,
+  ),
+  ...IDENTITIES.filter((r) => r.admin_disabled).map(
+    (r) => `${r.id} missing_service_control  ${SERVICE_DETAIL}`,
+  ),
+].sort();
+const CREATES = IDENTITIES.filter((r) => r.user_disabled).length;
+
+/** diff.csv's rows as `identity finding action outcome`, sorted (no cell here holds a comma). */
+function diffRows(file: string): string[] {
+  const [head, ...lines] = readFileSync(file, "utf8").trim().split("\n");
+  const cols = (head ?? "").split(",");
+  const at = (name: string) => cols.indexOf(name);
+  return lines
+    .map((l) => l.split(","))
+    .map((c) =>
+      [c[at("identity_id")], c[at("finding")], c[at("action")], c[at("outcome")]].join(" "),
+    )
+    .sort();
+}
 
 const root = mkdtempSync(join(tmpdir(), "cm-disk-full-"));
 const full = join(root, "full");
@@ -38,6 +72,7 @@ for (const backend of backends) {
   describe(`a full disk under --out on ${backend.name}`, { skip, timeout: 300_000 }, () => {
     let target: TestTarget;
     let platform: HostilePlatform;
+    const posted: string[] = [];
     before(async () => {
       target = await backend.target();
       const h = await target.open({ migrate: true });
@@ -46,14 +81,38 @@ for (const backend of backends) {
       } finally {
         await h.close();
       }
-      platform = await startHostilePlatform({ identities: IDS });
+      platform = await startHostilePlatform({
+        identities: IDS,
+        createControl: async (req) => {
+          const body = req.body as { identity_id: string; type: string; reason_code: string };
+          posted.push(body.identity_id);
+          return {
+            id: `ctl-${posted.length}`,
+            type: body.type,
+            set_by: "SET_BY_CLIENT",
+            is_overridable: true,
+            reason_code: body.reason_code,
+            reason: null,
+            created_at: new Date().toISOString(),
+            deleted_at: null,
+          };
+        },
+      });
     });
     after(async () => {
       await platform.close();
       await target.drop();
     });
 
-    it("apply that made its creates and then cannot write its report names the file and --out, runs shows its true counts, and report RUN writes its report elsewhere", async () => {
+    it("apply that made its creates and then cannot write its report names the file and --out, runs shows its true counts, and report RUN, with --all or without, writes its complete, true report elsewhere", async () => {
+      // What a healthy run lists for this data: the same identities and findings.
+      const planned = join(root, `plan-${backend.name}`);
+      const plan = await runCli(
+        ["plan", "--all", "--no-progress", "--state", "bulk", "--out", planned, ...target.args],
+        platform.env,
+      );
+      assert.equal(plan.code, 2, plan.stderr);
+
       const out = join(full, backend.name);
       const r = await runCli(
         [
@@ -70,8 +129,12 @@ for (const backend of backends) {
         platform.env,
       );
       assert.equal(r.code, 1, r.stderr);
-      const created = platform.calls["POST /v2/identity/controls"] ?? 0;
-      assert.ok(created > 10, `only ${created} creates were sent`);
+      assert.deepEqual(
+        [...posted].sort(),
+        IDENTITIES.filter((x) => x.user_disabled)
+          .map((x) => x.id)
+          .sort(),
+      );
       assert.match(
         r.stderr,
         new RegExp(
@@ -81,37 +144,65 @@ for (const backend of backends) {
       assert.doesNotMatch(r.stderr, /^ENOSPC: no space left on device, write$/m);
       const runId = /Run (\S+) is recorded with its counts/.exec(r.stderr)?.[1] as string;
 
-      const runs = await runCli(["runs", "--json", ...target.args]);
-      assert.equal(runs.code, 0, runs.stderr);
-      const row = runs.stdout
-        .trim()
-        .split("\n")
-        .map(
-          (l) =>
-            JSON.parse(l) as { id: string; status: string; counts: Record<string, number> | null },
-        )
-        .find((x) => x.id === runId);
+      const row = await listedRun(target.args, runId);
       assert.equal(row?.status, "failed");
-      assert.equal(row?.counts?.["succeeded:created"], created, JSON.stringify(row?.counts));
+      const nonZero = Object.fromEntries(Object.entries(row?.counts ?? {}).filter(([, n]) => n));
+      assert.deepEqual(nonZero, {
+        missing_client_control: CREATES,
+        missing_service_control: TRUE_ROWS.length - CREATES,
+        "succeeded:created": CREATES,
+      });
 
-      const elsewhere = join(root, `report-${backend.name}`);
-      const rep = await runCli(["report", runId, "--all", "--out", elsewhere, ...target.args]);
-      assert.equal(rep.code, 0, rep.stderr);
-      const summary = JSON.parse(readFileSync(join(elsewhere, "summary.json"), "utf8")) as {
-        run_id: string;
-        outcomes: Record<string, number>;
-      };
-      assert.equal(summary.run_id, runId);
-      assert.equal(
-        summary.outcomes["succeeded:created"],
-        created,
-        JSON.stringify(summary.outcomes),
+      const text = await runCli(["runs", ...target.args]);
+      const line = text.stdout.split("\n").find((l) => l.startsWith(runId)) ?? "";
+      assert.match(
+        line,
+        new RegExp(`failed .*missing_client_control=${CREATES} .*succeeded:created=${CREATES}`),
       );
-      const csv = readFileSync(join(elsewhere, "diff.csv"), "utf8").trim().split("\n");
-      assert.ok(
-        csv.length - 1 >= created,
-        `diff.csv lists ${csv.length - 1} rows for ${created} creates`,
-      );
+
+      for (const all of [true, false]) {
+        const elsewhere = join(root, `report-${backend.name}-${all ? "all" : "changes"}`);
+        await checkReportAgain(target.args, runId, all, elsewhere, planned);
+      }
     });
   });
+}
+
+/** `runs --json`'s row of `runId`. */
+async function listedRun(args: readonly string[], runId: string) {
+  const runs = await runCli(["runs", "--json", ...args]);
+  assert.equal(runs.code, 0, runs.stderr);
+  return runs.stdout
+    .trim()
+    .split("\n")
+    .map(
+      (l) => JSON.parse(l) as { id: string; status: string; counts: Record<string, number> | null },
+    )
+    .find((x) => x.id === runId);
+}
+
+/**
+ * `report RUN` (`--all` or not) into `dir`: the complete, true report, with the same identities
+ * and findings as the healthy plan in `planned`.
+ */
+async function checkReportAgain(
+  args: readonly string[],
+  runId: string,
+  all: boolean,
+  dir: string,
+  planned: string,
+): Promise<void> {
+  const rep = await runCli(["report", runId, ...(all ? ["--all"] : []), "--out", dir, ...args]);
+  assert.equal(rep.code, 0, rep.stderr);
+  const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8")) as {
+    run_id: string;
+    outcomes: Record<string, number>;
+    reports: { rows: number };
+  };
+  assert.equal(summary.run_id, runId);
+  assert.deepEqual(summary.outcomes, { "succeeded:created": CREATES });
+  assert.equal(summary.reports.rows, TRUE_ROWS.length);
+  assert.deepEqual(diffRows(join(dir, "diff.csv")), TRUE_ROWS);
+  const findings = (file: string) => diffRows(file).map((l) => l.split(" ").slice(0, 2).join(" "));
+  assert.deepEqual(findings(join(dir, "diff.csv")), findings(join(planned, "diff.csv")));
 }
