@@ -43,7 +43,7 @@ export const RUN_METRICS = {
   outcomes: {
     name: "controls_migrate_action_outcomes",
     labelNames: ["mode", "status", "outcome"],
-    help: "Actions of the last run per journal status and outcome.",
+    help: "Actions of the last run per status and outcome; a create answered 404 is status not_on_platform (no failure), as summary.md and the exit code count it.",
   },
   requests: {
     name: "controls_migrate_requests",
@@ -92,6 +92,23 @@ export interface RunMetricsInput {
 const seconds = (d: Date) => Math.round(d.getTime() / 1000);
 
 /**
+ * The `status` and `outcome` labels of a summary.json outcome key (`status:outcome`). A create
+ * answered 404 (`failed:identity_not_found`) is no failure (README "Exit codes"; summary.md says
+ * "not on the platform (404)"): it is `not_on_platform`, so `status="failed"` counts exactly the
+ * failed actions that exit code 3 counts.
+ *
+ * @example
+ *   outcomeLabels("failed:identity_not_found"); // { status: "not_on_platform", outcome: "identity_not_found" }
+ */
+export function outcomeLabels(key: string): { status: string; outcome: string } {
+  const [status = key, ...rest] = key.split(":");
+  const outcome = rest.join(":");
+  if (status === "failed" && outcome === "identity_not_found")
+    return { status: "not_on_platform", outcome };
+  return { status, outcome };
+}
+
+/**
  * The metrics file's text.
  *
  * @example
@@ -126,10 +143,8 @@ export async function renderRunMetrics(input: RunMetricsInput): Promise<string> 
     const findings = gauge("findings");
     for (const [finding, n] of Object.entries(summary.findings)) findings.set({ mode, finding }, n);
     const outcomes = gauge("outcomes");
-    for (const [key, n] of Object.entries(summary.outcomes)) {
-      const [status = key, ...rest] = key.split(":");
-      outcomes.set({ mode, status, outcome: rest.join(":") }, n);
-    }
+    for (const [key, n] of Object.entries(summary.outcomes))
+      outcomes.set({ mode, ...outcomeLabels(key) }, n);
     const [requests, rateLimited, retries, ambiguous] = [
       gauge("requests"),
       gauge("rateLimited"),

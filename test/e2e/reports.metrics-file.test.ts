@@ -9,11 +9,13 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Sandbox } from "controls-sandbox";
 import { startSandbox } from "controls-sandbox";
+import { sql } from "kysely";
 import parsePrometheusTextFormat, { type ParsedFamily } from "parse-prometheus-text-format";
-import { syntheticIdentities } from "../../src/contract/index.ts";
+import { prng, syntheticIdentities, uuidFrom } from "../../src/contract/index.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
 import { runCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { startProxy } from "../helpers/http-proxy.ts";
 
 const IDENTITIES = 400;
 
@@ -65,7 +67,14 @@ function assertMatchesSummary(path: string, s: RunSummary): void {
       .samples("controls_migrate_action_outcomes")
       .map((x) => [`${x.labels.status}:${x.labels.outcome}`, x.value]),
   );
-  assert.deepEqual(outcomes, s.outcomes);
+  // A create answered 404 is no failure anywhere: its status label says so.
+  const expected = Object.fromEntries(
+    Object.entries(s.outcomes).map(([k, n]) => [
+      k === "failed:identity_not_found" ? "not_on_platform:identity_not_found" : k,
+      n,
+    ]),
+  );
+  assert.deepEqual(outcomes, expected);
   for (const [endpoint, f] of Object.entries(s.requests)) {
     const perStatus = m
       .samples("controls_migrate_requests")
@@ -190,6 +199,51 @@ for (const backend of backends) {
         lastReconcile,
       );
       assert.deepEqual(m.samples("controls_migrate_findings"), []);
+    });
+
+    it("a create answered 404 is status not_on_platform, not failed: the failed actions the file counts are those exit code 3 counts", async () => {
+      const gone = uuidFrom(prng(404));
+      sandbox.seedIdentities([{ id: gone, user_disabled: true, admin_disabled: false }], {
+        migratedFraction: 0,
+        driftFraction: 0,
+      });
+      const h = await target.open({ migrate: false });
+      await sql`insert into identities (id, user_disabled, admin_disabled)
+        values (${gone}, true, false)`.execute(h.db);
+      await h.close();
+      // The identity goes once filtered's read by id is answered, before its create is sent.
+      const proxy = await startProxy(sandbox.apiUrl);
+      proxy.rewrite = (r, body) => {
+        if (r.method === "GET" && r.url === `/v2/identity/identities/${gone}`)
+          sandbox.removeIdentity(gone);
+        return body;
+      };
+      const out = join(dir, "reconcile-404");
+      const r = await runCli(
+        [
+          "reconcile",
+          ...["--yes", "--state", "filtered", "--out", out, ...target.args],
+          ...["--no-progress", "--metrics-file", metrics],
+        ],
+        { ...env, API_BASE_URL: proxy.url },
+      ).finally(() => proxy.close());
+      const s = JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as RunSummary;
+      assert.equal(s.outcomes["failed:identity_not_found"], 1, r.stderr);
+      assert.notEqual(r.code, 3, "a 404 is no failed action");
+      assertMatchesSummary(metrics, s);
+      const m = readMetrics(metrics);
+      assert.equal(
+        m.one("controls_migrate_action_outcomes", {
+          status: "not_on_platform",
+          outcome: "identity_not_found",
+        }),
+        1,
+      );
+      assert.deepEqual(
+        m.samples("controls_migrate_action_outcomes").filter((x) => x.labels.status === "failed"),
+        [],
+        "no failed action",
+      );
     });
   });
 }
