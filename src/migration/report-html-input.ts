@@ -1,14 +1,17 @@
 /**
  * What report.html shows besides the diff rows, read from the database: the API the run talked
- * to, the client's per-second request series, and for a reconcile the first findings that are
+ * to, the client's per-second request series, where its invalid source rows are in the source,
+ * and for a reconcile the first findings that are
  * new or resolved since the previous one.
  */
 import type { Kysely } from "kysely";
 import { readRequestSeries } from "../db/request-series-queries.ts";
 import { getRun } from "../db/run-queries.ts";
 import type { Database } from "../db/schema.ts";
+import { invalidSourceRowSeqs } from "../db/source-row-queries.ts";
 import { findingDeltaRows } from "../db/world-finding-queries.ts";
 import type { HtmlReportInput } from "../reports/html/report-page.ts";
+import { HTML_ROW_LIMIT } from "../reports/html/write-report-html.ts";
 import type { RunSummary } from "../reports/summary.ts";
 import { TOOL_VERSION } from "../version.ts";
 
@@ -39,5 +42,6 @@ export async function htmlReportInput(
         }
       : null,
     toolVersion: TOOL_VERSION,
+    invalidRowSeqs: await invalidSourceRowSeqs(db, summary.run_id, HTML_ROW_LIMIT),
   };
 }

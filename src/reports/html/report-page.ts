@@ -33,6 +33,12 @@ export interface HtmlReportInput {
   /** Reconcile only: the first new and resolved findings (their totals are in the summary). */
   readonly changes: ChangesDetail | null;
   readonly toolVersion: string;
+  /**
+   * The source row (the reader's 1-based `seq`) of each `invalid_source_row` finding, in the
+   * diff's order: the table shows it in the identity cell, so a row without a usable id can be
+   * found in the source. Absent or short: the cell shows the id alone.
+   */
+  readonly invalidRowSeqs?: readonly number[];
 }
 
 /** The diff table's columns, in the order of each row array of `#diff-data`. */

@@ -28,10 +28,23 @@ const control = (...parts: (DiffRow[keyof DiffRow] | string)[]) =>
 const overridable = (v: DiffRow[keyof DiffRow]) =>
   v === null ? null : v ? "overridable" : "not overridable";
 
-/** One diff row as the array of `TABLE_COLUMNS`. */
-export function tableRow(r: DiffRow): (string | number | null)[] {
+/**
+ * The identity cell: the id, and for an invalid source row where the source holds it (`seq`),
+ * `(no id)` when it has none.
+ */
+function identityCell(r: DiffRow, seq: number | undefined): string | null {
+  if (seq === undefined) return text(r.identity_id);
+  const id = r.identity_id === null ? "(no id)" : `"${text(r.identity_id)}"`;
+  return `${id} · source row ${seq}`;
+}
+
+/**
+ * One diff row as the array of `TABLE_COLUMNS`; `seq` is an invalid source row's place in the
+ * source, as the reader numbered it.
+ */
+export function tableRow(r: DiffRow, seq?: number): (string | number | null)[] {
   return [
-    text(r.identity_id),
+    identityCell(r, seq),
     text(r.user_disabled),
     text(r.admin_disabled),
     text(r.finding),
@@ -66,11 +79,14 @@ export async function writeReportHtml(
     if (!file.stream.write(chunk)) await once(file.stream, "drain");
   };
   let shown = 0;
+  let invalid = 0;
+  const seqOf = (r: DiffRow) =>
+    r.finding === "invalid_source_row" ? input.invalidRowSeqs?.[invalid++] : undefined;
   try {
     await write(renderPageHead(input));
     if (limit > 0) {
       for await (const row of rows) {
-        await write(`${shown === 0 ? "" : ",\n"}${jsonForScript(tableRow(row))}`);
+        await write(`${shown === 0 ? "" : ",\n"}${jsonForScript(tableRow(row, seqOf(row)))}`);
         shown += 1;
         if (shown >= limit) break;
       }
