@@ -18,6 +18,21 @@ const REPORT_FRESH_MS = 5_000;
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
 /**
+ * The write rate `status` shows: the measured one (actions finished per second over the last
+ * minute), never above the budget in force. A minute's average runs ahead of a budget just
+ * lowered (`set-rate`, a 429's halving) for up to a minute, and no more can be sent than the
+ * budget allows from now on. A budget of 0 or less (none known) caps nothing.
+ *
+ * @example
+ *   shownRate(49, 40); // 40
+ *   shownRate(12.3, 40); // 12.3
+ */
+export function shownRate(measured: number, budget: number): number {
+  const rate = Math.max(0, measured);
+  return budget > 0 ? Math.min(rate, budget) : rate;
+}
+
+/**
  * The status of `run`. `live` is the running process's own report (its view for the status file);
  * without it, the report it left in the database is used while fresh.
  *
@@ -58,7 +73,9 @@ export function runStatusView(
   const paused = report?.paused ?? control?.paused ?? false;
   const done = counts.succeeded + counts.failed + counts.skipped;
   const left = counts.pending + counts.in_flight + counts.ambiguous;
-  const rate = running ? (report?.rate_per_s ?? 0) : 0;
+  // Totals and the budget stay true after the run stopped: its last report holds them.
+  const budget = (live ?? stored)?.rate_budget ?? control?.rate_budget ?? optionRate;
+  const rate = running ? shownRate(report?.rate_per_s ?? 0, budget) : 0;
   return {
     run_id: run.id,
     mode: run.mode,
@@ -85,8 +102,7 @@ export function runStatusView(
     eta_s: left === 0 ? 0 : running && !paused && rate > 0 ? Math.round(left / rate) : null,
     paused,
     held_by: report?.held_by ?? (control?.paused ? ["paused"] : []),
-    // Totals and the budget stay true after the run stopped: its last report holds them.
-    rate_budget: (live ?? stored)?.rate_budget ?? control?.rate_budget ?? optionRate,
+    rate_budget: budget,
     requests: (live ?? stored)?.requests ?? { rate_limited: 0, retries: 0, ambiguous: 0 },
     reported_at: live ? null : (control?.reported_at?.toISOString() ?? null),
   };

@@ -42,6 +42,11 @@ export interface RunStatusView {
     readonly failed: number;
     readonly skipped: number;
   };
+  /**
+   * Actions finished per second over the last minute, never above `rate_budget` (the minute's
+   * average of a budget just lowered is shown as the budget: no more can be sent); 0 when the
+   * run is not running.
+   */
   readonly rate_per_s: number;
   /** Seconds until the actions left are done at the current rate; null while held or idle. */
   readonly eta_s: number | null;
