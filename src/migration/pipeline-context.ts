@@ -2,6 +2,7 @@
  * What plan, apply and reconcile are given: one options object (the compiled configuration, passed
  * down as is to every stage) and the open resources they work with.
  */
+
 import type { PipelineConfig, PlatformConfig, SourceConfig } from "../config.ts";
 import type { DatabaseHandle } from "../db/connect.ts";
 import type { RunMode } from "../db/schema.ts";
@@ -9,6 +10,7 @@ import type { Logger } from "../log.ts";
 import type { PlatformClient } from "../platform/index.ts";
 import type { ExecutorContext } from "./executor.ts";
 import type { Progress } from "./progress.ts";
+import type { ReadStageChannel } from "./read-stage-channel.ts";
 import type { SettingChange } from "./run-settings.ts";
 import type { ListingSettings, SnapshotContext } from "./snapshot.ts";
 
@@ -43,6 +45,8 @@ export interface PipelineDeps {
   readonly onRunStarted?: (runId: string) => void;
   /** PGlite's data folder, beside which a writer keeps its local channel (status, steering). */
   readonly localChannelDir?: string;
+  /** Serves that channel while the run is not writing (set by the pipeline once the run exists). */
+  readonly readStage?: ReadStageChannel;
   /** A resume's new rate or concurrency (notice in the log, `settings_changed_at_resume`). */
   readonly settingChanges?: readonly SettingChange[];
   /** What `Resume with:` repeats after `--resume ID`: connection flags and --yes, never a secret. */

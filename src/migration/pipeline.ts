@@ -23,6 +23,7 @@ import {
   snapshotContext,
 } from "./pipeline-context.ts";
 import { waitPolicy } from "./platform-wait.ts";
+import { ReadStageChannel } from "./read-stage-channel.ts";
 import { reportDir, writeRunReport } from "./report.ts";
 import { reverifyPending } from "./reverify.ts";
 import { runLedgerGap } from "./run-ledger.ts";
@@ -97,13 +98,22 @@ async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<
     ? await claimResumedRun(deps, options, resumeId)
     : { id: await claimNewRun(deps, options), source: null, strategy: null };
   deps.onRunStarted?.(claimed.id);
-  return whileAlive(deps, options, claimed.id, async () => {
-    let run: ReadRun = claimed;
-    if (resumeId) await settleResumedRun(deps, options, claimed.id);
-    else run = await readNewRun(deps, options, claimed.id);
-    if (options.mode !== "plan") await executeConfirmed(deps, options, run.id);
-    return finish(deps, options, run, startedMs);
-  });
+  // PGlite: one process holds the folder; read commands ask this one through the local channel.
+  const readStage = deps.localChannelDir
+    ? new ReadStageChannel(deps.handle.db, claimed.id, deps.localChannelDir, deps.logger)
+    : undefined;
+  const served: PipelineDeps = readStage ? { ...deps, readStage } : deps;
+  try {
+    return await whileAlive(served, options, claimed.id, async () => {
+      let run: ReadRun = claimed;
+      if (resumeId) await settleResumedRun(served, options, claimed.id);
+      else run = await readNewRun(served, options, claimed.id);
+      if (options.mode !== "plan") await executeConfirmed(served, options, run.id);
+      return finish(served, options, run, startedMs);
+    });
+  } finally {
+    await readStage?.stop();
+  }
 }
 
 /** A new run: reads the source and the platform, and computes findings (and the journal). */
@@ -195,6 +205,22 @@ async function executeConfirmed(
     if (deps.signal?.aborted) throw new Interrupted(`Interrupted at the confirmation: ${what}.`);
     throw new UserError(`Not confirmed: ${what}.`);
   }
+  // The executor's steering owns the local channel while it writes.
+  await deps.readStage?.suspend();
+  try {
+    await executeApproved(deps, options, runId, creates + deletes);
+  } finally {
+    deps.readStage?.resume();
+  }
+}
+
+/** The confirmed writes: an adopted plan's state read again first, then the journal executed. */
+async function executeApproved(
+  deps: PipelineDeps,
+  options: PipelineOptions,
+  runId: string,
+  writes: number,
+): Promise<void> {
   const ctx = executorContext(deps, options, runId);
   if (options.run.plan) {
     // The plan was read before this confirmation approved it: read it again, now, before sending.
@@ -210,7 +236,7 @@ async function executeConfirmed(
     await executeActions(ctx, left.creates + left.deletes);
     return;
   }
-  await executeActions(ctx, creates + deletes);
+  await executeActions(ctx, writes);
 }
 
 /** Tallies the run, decides its exit code and status, writes its report and closes it. */

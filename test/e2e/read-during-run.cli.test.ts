@@ -33,6 +33,7 @@ for (const backend of backends) {
     let dir: string;
     let env: Record<string, string>;
     const cli = (args: string[]) => runCli([...args, ...rig.target.args], env);
+    let planId = "";
 
     before(async () => {
       rig = await startCliRig(backend, { identities: N, seed: SEED, sandbox: { latencyMs: 5 } });
@@ -47,7 +48,7 @@ for (const backend of backends) {
     it("runs, show, report and status each exit 0 while an apply is writing, and the apply goes on to create every control", async () => {
       const plan = await cli(["plan", "--json", "--out", join(dir, "plan")]);
       assert.equal(plan.code, 2, plan.stderr);
-      const planId = JSON.parse(plan.stdout).run_id as string;
+      planId = JSON.parse(plan.stdout).run_id as string;
       const from = Date.now();
       const apply = collect(
         spawnCli(
@@ -103,6 +104,53 @@ for (const backend of backends) {
         rig.sandbox.controlsOf(id).some((c) => !c.deleted_at && c.type === "SELL_ONLY"),
       );
       assert.equal(created.length, flagged.length);
+    });
+
+    it("runs, show, report and status each exit 0 while a run reads the platform's state, before it writes", async () => {
+      assert.ok(planId, "the apply's plan ran first");
+      const from = Date.now();
+      // per-identity at 2 requests/s: a read stage of many minutes, stopped once the reads are in.
+      const reading = spawnCli(
+        ["plan", "--state", "per-identity", "--rate", "2", "--out", join(dir, "reading")].concat(
+          rig.target.args,
+        ),
+        env,
+      );
+      const run = collect(reading);
+      let ended: CliResult | undefined;
+      void run.then((r) => {
+        ended = r;
+      });
+      const reads = () => rig.sandbox.requestsIn({ from, endpoint: CONTROLS }).served;
+      await waitFor("the plan's reads", () => reads() > 0 || ended !== undefined);
+      assert.equal(ended, undefined, `plan ended early: ${ended?.stderr}`);
+
+      const again = join(dir, "plan-during-read");
+      const [runs, show, report, status] = await Promise.all([
+        cli(["runs", "--json"]),
+        cli(["show", flagged[1] ?? "", "--json"]),
+        cli(["report", planId, "--out", again]),
+        cli(["status", "--json"]),
+      ]);
+      assert.equal(ended, undefined, "the plan was still reading during the reads");
+      assert.equal(runs.code, 0, runs.stderr);
+      const listed = runs.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      assert.ok(
+        listed.some((r) => r.mode === "plan" && r.status === "running"),
+        runs.stdout,
+      );
+      assert.equal(show.code, 0, show.stderr);
+      assert.equal(JSON.parse(show.stdout).identity_id, flagged[1]);
+      assert.equal(report.code, 0, report.stderr);
+      assert.ok(existsSync(join(again, "report.html")), "report.html written");
+      assert.equal(status.code, 0, status.stderr);
+
+      reading.kill("SIGINT");
+      const stopped = await run;
+      assert.equal(stopped.code, 130, stopped.stderr);
     });
   });
 }
