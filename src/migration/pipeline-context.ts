@@ -8,6 +8,7 @@ import type { RunMode } from "../db/schema.ts";
 import type { Logger } from "../log.ts";
 import type { PlatformClient } from "../platform/index.ts";
 import type { ExecutorContext } from "./executor.ts";
+import { waitPolicy } from "./platform-wait.ts";
 import type { Progress } from "./progress.ts";
 import type { SettingChange } from "./run-settings.ts";
 import type { ListingSettings, SnapshotContext } from "./snapshot.ts";
@@ -63,6 +64,7 @@ export function executorContext(
     progress: deps.progress,
     signal: deps.signal,
     options,
+    waitForPlatform: waitPolicy(options.run.waitForPlatform, options.run.waitForPlatformS),
     ...(deps.localChannelDir ? { localChannelDir: deps.localChannelDir } : {}),
   };
 }
