@@ -105,5 +105,19 @@ for (const backend of backends) {
       );
       assert.equal(sandbox.stats().writes.creates + sandbox.stats().writes.deletes, 0);
     });
+
+    it("writes the platform's legacy fields of each identity in diff.csv, as the sandbox holds them", () => {
+      const diff = parseCsv(readFileSync(join(out, "plan", "diff.csv"), "utf8"));
+      const rows = diff.filter((d) => d.identity_id);
+      assert.ok(rows.length > 100, `diff rows: ${rows.length}`);
+      let drifted = 0;
+      for (const d of rows) {
+        const p = sandbox.legacyFieldsOf(d.identity_id as string);
+        assert.equal(d.platform_user_disabled, String(p.user_disabled), d.identity_id);
+        assert.equal(d.platform_admin_disabled, String(p.admin_disabled), d.identity_id);
+        if (d.platform_user_disabled !== d.user_disabled) drifted += 1;
+      }
+      assert.ok(drifted > 0, "some rows show the platform's field apart from the source's");
+    });
   });
 }
