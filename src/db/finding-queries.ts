@@ -1,5 +1,5 @@
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import { type Database, type Finding, type NewFinding, TOOL_TABLES } from "./schema.ts";
+import { type Database, type NewFinding, TOOL_TABLES } from "./schema.ts";
 import { platformFlaggedPage } from "./three-way-queries.ts";
 import { chainWrites, type UnnestType } from "./unnest-insert.ts";
 
