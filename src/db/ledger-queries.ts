@@ -14,8 +14,9 @@ export interface LedgerCounts {
   /** Findings stored more than once for one identity (same kind, expectation and control). */
   readonly repeatedFindings: number;
   /**
-   * Findings that call for a create: `missing_client_control`, and those whose create the platform
-   * answered 404 (the finding then becomes `identity_not_found`, its action stays).
+   * Findings that call for a create: `missing_client_control`, those whose create the platform
+   * answered 404 (the finding then becomes `identity_not_found`, its action stays), and
+   * `awaiting_platform_migration` ones `--wait-for-platform-s` made due (journaled with a create).
    */
   readonly createFindings: number;
   /** Findings that call for a delete (prunable, with an observed control). */
@@ -62,7 +63,8 @@ export async function countLedger(db: Kysely<Database>, runId: string): Promise<
          having count(*) > 1) d) as "repeatedFindings",
       (select count(*) from ${F} f where f.run_id = ${runId}
          and (f.finding = 'missing_client_control'
-           or (f.finding = 'identity_not_found' and exists (select 1 from acted
+           or (f.finding in ('identity_not_found', 'awaiting_platform_migration')
+             and exists (select 1 from acted
              where acted.finding_id = f.id and acted.action = 'create'))))
         as "createFindings",
       (select count(*) from ${F} f where f.run_id = ${runId} and f.prunable

@@ -84,6 +84,29 @@ export async function forgetSightings(
     where flag = ${flag} and identity_id = any(${[...identityIds]}::text[])`.execute(db);
 }
 
+/**
+ * Forgets, in one statement, the sightings of identities a batch found no longer awaiting on a
+ * side (in sync, migrated, or the flag cleared), so a later return starts a fresh wait.
+ */
+export async function forgetNotAwaiting(
+  db: Kysely<Database>,
+  ids: { readonly user_disabled: readonly string[]; readonly admin_disabled: readonly string[] },
+): Promise<void> {
+  if (ids.user_disabled.length === 0 && ids.admin_disabled.length === 0) return;
+  await sql`delete from ${sql.table(TOOL_TABLES.platformWaitSightings)}
+    where (flag = 'user_disabled' and identity_id = any(${[...ids.user_disabled]}::text[]))
+       or (flag = 'admin_disabled' and identity_id = any(${[...ids.admin_disabled]}::text[]))`.execute(
+    db,
+  );
+}
+
+/** Whether any first sighting is recorded (one index probe). */
+export async function anySightings(db: Kysely<Database>): Promise<boolean> {
+  const r = await sql<{ any: boolean }>`select exists (
+    select 1 from ${sql.table(TOOL_TABLES.platformWaitSightings)}) as any`.execute(db);
+  return r.rows[0]?.any === true;
+}
+
 /** A run's findings counted by their three-way cell: L (source), P (platform field), finding. */
 export interface ThreeWayCell {
   readonly flag: "user_disabled" | "admin_disabled";

@@ -6,6 +6,7 @@ import type { HoldConfig, PipelineConfig, PlatformConfig, SourceConfig } from ".
 import type { Database } from "../db/schema.ts";
 import type { Logger } from "../log.ts";
 import type { PlatformClient } from "../platform/index.ts";
+import type { WaitPolicy } from "./platform-wait.ts";
 import type { Progress } from "./progress.ts";
 
 /** The part of the pipeline's options the executor reads; the pipeline passes its own object. */
@@ -34,6 +35,11 @@ export interface ExecutorContext {
    * requests) beside it, since no second process can open the database. Undefined on PostgreSQL.
    */
   readonly localChannelDir?: string;
+  /**
+   * Whether pending creates wait for the platform's own migration (issue 27): their re-read before
+   * a send then reads the platform's legacy fields too. Absent (a revert): two-way.
+   */
+  readonly waitForPlatform?: WaitPolicy;
   /**
    * A revert: it deletes what its run created whatever the source flags say (it restores the state
    * before that run), so the restriction rule of prune does not apply to its deletes.

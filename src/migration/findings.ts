@@ -22,6 +22,7 @@ import {
 import type { LegacyFlags } from "./mapping.ts";
 import {
   dueForCreate,
+  forgetSettledSightings,
   toolCreatedAmongDuplicates,
   WAIT_FOR_PLATFORM,
   type WaitPolicy,
@@ -173,6 +174,7 @@ export async function storeFindings(
     for (const finding of classifyIdentity(state)) pairs.push({ row, finding });
   });
   const due = await dueForCreate(db, runId, policy, pairs);
+  await forgetSettledSightings(db, pairs);
   const observed = snapshot ? snapshotWrites(snapshot.identities, snapshot.controls) : [];
   const actions: PendingActionOf[] = [];
   for (const { row, finding } of pairs) {

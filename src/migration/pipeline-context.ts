@@ -9,6 +9,7 @@ import type { RunMode } from "../db/schema.ts";
 import type { Logger } from "../log.ts";
 import type { PlatformClient } from "../platform/index.ts";
 import type { ExecutorContext } from "./executor.ts";
+import { waitPolicy } from "./platform-wait.ts";
 import type { Progress } from "./progress.ts";
 import type { ReadStageChannel } from "./read-stage-channel.ts";
 import type { SettingChange } from "./run-settings.ts";
@@ -67,6 +68,7 @@ export function executorContext(
     progress: deps.progress,
     signal: deps.signal,
     options,
+    waitForPlatform: waitPolicy(options.run.waitForPlatform, options.run.waitForPlatformS),
     ...(deps.localChannelDir ? { localChannelDir: deps.localChannelDir } : {}),
   };
 }

@@ -7,7 +7,12 @@
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { sightAwaiting, toolCreatedControls } from "../db/three-way-queries.ts";
+import {
+  anySightings,
+  forgetNotAwaiting,
+  sightAwaiting,
+  toolCreatedControls,
+} from "../db/three-way-queries.ts";
 import type { Finding, ObservedControl } from "./classify.ts";
 
 export type WaitPolicy =
@@ -33,6 +38,11 @@ export function waitPolicy(wait: boolean, waitS: number | null | undefined): Wai
 const awaitingOf = (f: Finding, owner: "tool" | "platform") =>
   f.finding === "awaiting_platform_migration" && f.expected?.owner === owner;
 
+type Pairs = readonly {
+  readonly row: { readonly identity_id: string };
+  readonly finding: Finding;
+}[];
+
 /**
  * Of a batch's findings, the identities whose awaited CLIENT control the tool creates now, by the
  * policy. Under `wait-s` the batch's awaiting identities are sighted (both sides, the first
@@ -42,7 +52,7 @@ export async function dueForCreate(
   db: Kysely<Database>,
   runId: string,
   policy: WaitPolicy,
-  pairs: readonly { readonly row: { readonly identity_id: string }; readonly finding: Finding }[],
+  pairs: Pairs,
 ): Promise<ReadonlySet<string>> {
   // Not waiting at all, the diff rules call the control missing and create it themselves.
   if (policy.kind !== "wait-s") return NONE;
@@ -50,8 +60,35 @@ export async function dueForCreate(
   const service = pairs
     .filter((p) => awaitingOf(p.finding, "platform"))
     .map((p) => p.row.identity_id);
+  if (client.length + service.length > 0) mayHoldSightings.set(db, true);
   await sightAwaiting(db, runId, "admin_disabled", service, policy.seconds);
   return sightAwaiting(db, runId, "user_disabled", client, policy.seconds);
+}
+
+/**
+ * Forgets the first sightings of a batch's identities on each side where none of their findings
+ * is awaiting any more (in sync, migrated, the flag cleared), whatever the policy, so that an
+ * identity that comes back to awaiting later waits afresh. One statement a batch of a whole
+ * classification (identities whose findings are complete), none for an empty one.
+ */
+export async function forgetSettledSightings(db: Kysely<Database>, pairs: Pairs): Promise<void> {
+  // Most databases never record a sighting: asked once a process, then nothing a batch.
+  let may = mayHoldSightings.get(db);
+  if (may === undefined) {
+    may = await anySightings(db);
+    mayHoldSightings.set(db, may);
+  }
+  if (!may || pairs.length === 0) return;
+  const awaiting = { user_disabled: new Set<string>(), admin_disabled: new Set<string>() };
+  for (const p of pairs) {
+    if (awaitingOf(p.finding, "tool")) awaiting.user_disabled.add(p.row.identity_id);
+    if (awaitingOf(p.finding, "platform")) awaiting.admin_disabled.add(p.row.identity_id);
+  }
+  const ids = new Set(pairs.map((p) => p.row.identity_id));
+  await forgetNotAwaiting(db, {
+    user_disabled: [...ids].filter((id) => !awaiting.user_disabled.has(id)),
+    admin_disabled: [...ids].filter((id) => !awaiting.admin_disabled.has(id)),
+  });
 }
 
 /**
@@ -72,3 +109,6 @@ export async function toolCreatedAmongDuplicates(
 }
 
 const NONE: ReadonlySet<string> = new Set();
+
+/** Per database handle: whether the sightings table may hold rows (false: no statement a batch). */
+const mayHoldSightings = new WeakMap<Kysely<Database>, boolean>();

@@ -2,7 +2,7 @@ import { constants } from "node:fs";
 import { access, lstat, mkdir, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import type { Kysely } from "kysely";
-import { type DiffRecord, diffPage } from "../db/finding-queries.ts";
+import { type DiffRecord, diffPage } from "../db/diff-queries.ts";
 import { runHasActions } from "../db/journal-queries.ts";
 import { listRunEvents } from "../db/run-control-queries.ts";
 import type { Database } from "../db/schema.ts";
@@ -34,6 +34,8 @@ function toDiffRow(r: DiffRecord): DiffRow {
     identity_id: r.identity_id,
     user_disabled: r.user_disabled,
     admin_disabled: r.admin_disabled,
+    platform_user_disabled: r.platform_user_disabled,
+    platform_admin_disabled: r.platform_admin_disabled,
     finding: r.finding,
     expected_type: r.expected_type,
     expected_set_by: r.expected_set_by,

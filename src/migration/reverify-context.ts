@@ -7,6 +7,7 @@ import type { SourceConfig } from "../config.ts";
 import type { Database } from "../db/schema.ts";
 import type { Logger } from "../log.ts";
 import type { PlatformClient } from "../platform/index.ts";
+import type { WaitPolicy } from "./platform-wait.ts";
 import type { ListingSettings } from "./snapshot.ts";
 
 /** What re-verification needs; the executor's context provides it. */
@@ -18,6 +19,11 @@ export interface ReverifyContext {
   readonly signal?: AbortSignal;
   /** How a listing is read; without it, the client's budget and --concurrency cursors at most. */
   readonly listing?: ListingSettings;
+  /**
+   * Whether a pending create the platform's own migration will now make waits for it (issue 27);
+   * without it the platform's legacy fields are not re-read (two-way, as a revert).
+   */
+  readonly waitForPlatform?: WaitPolicy;
   /** `source`: the relation whose flags are re-read before a send; without it, only the platform. */
   readonly options?: {
     readonly platform: { readonly concurrency: number };

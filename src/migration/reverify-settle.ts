@@ -2,14 +2,18 @@
  * What a re-read of a pending action concludes, from the identity's fresh controls: the same rules
  * as settling an ambiguous write, and, for a create, the diff rules themselves
  * (`classifyIdentity`) against the flags its finding recorded, so a create is sent only if the
- * fresh state still calls for it.
+ * fresh state still calls for it. With the platform's fresh legacy fields (issue 27), a create
+ * whose identity the platform's own migration will now serve is `skipped:awaiting_platform_migration`
+ * (the wait policy decides, as in the plan's findings).
  */
 import { updateAction } from "../db/journal-queries.ts";
 import type { StaleAction } from "../db/reverify-queries.ts";
 import type { IdentityControl, PlatformError } from "../platform/index.ts";
 import { isExpectedClientControl } from "./adoptable.ts";
 import { classifyIdentity, type ObservedControl } from "./classify.ts";
+import { dueForCreate } from "./platform-wait.ts";
 import type { ReverifyContext } from "./reverify-context.ts";
+import type { PlatformLegacy } from "./three-way.ts";
 
 /** How the re-read actions ended, counted. */
 export interface ReverifyTally {
@@ -18,10 +22,13 @@ export interface ReverifyTally {
   noLongerMissing: number;
   notFound: number;
   readFailed: number;
+  awaitingPlatform: number;
 }
 
 /** The outcome of a pending create the fresh state no longer calls for (report it, send nothing). */
 export const NO_LONGER_MISSING = "no_longer_missing";
+/** The outcome of a pending create the platform's own migration will now make (not sent). */
+export const AWAITING_PLATFORM = "awaiting_platform_migration";
 
 export const newTally = (): ReverifyTally => ({
   adopted: 0,
@@ -29,6 +36,7 @@ export const newTally = (): ReverifyTally => ({
   noLongerMissing: 0,
   notFound: 0,
   readFailed: 0,
+  awaitingPlatform: 0,
 });
 
 const observed = (c: IdentityControl): ObservedControl => ({
@@ -41,13 +49,14 @@ const observed = (c: IdentityControl): ObservedControl => ({
 
 /**
  * Settles `a` if the platform already did what it intends, or no longer needs it; false when it
- * is still to do.
+ * is still to do. `legacy`: the identity's fresh legacy fields (absent: not read, two-way rules).
  */
 export async function settle(
   ctx: ReverifyContext,
   a: StaleAction,
   controls: readonly IdentityControl[],
   tally: ReverifyTally,
+  legacy?: PlatformLegacy | null,
 ): Promise<boolean> {
   const active = controls.filter((c) => !c.deletedAt);
   if (a.action === "create") {
@@ -62,6 +71,15 @@ export async function settle(
         error: null,
       });
       tally.adopted += 1;
+      return true;
+    }
+    if (await awaitingPlatform(ctx, a, active, legacy ?? null)) {
+      await updateAction(ctx.db, a.id, {
+        status: "skipped",
+        outcome: AWAITING_PLATFORM,
+        error: `re-read before sending: the platform's legacy user_disabled is now true; its own migration will create this control`,
+      });
+      tally.awaitingPlatform += 1;
       return true;
     }
     const instead = noLongerMissing(a, active);
@@ -101,6 +119,35 @@ function noLongerMissing(a: StaleAction, active: readonly IdentityControl[]): st
   return mine
     ? `${mine.finding}: ${mine.detail}`
     : "the fresh state no longer calls for this control";
+}
+
+/**
+ * Whether the fresh legacy fields make this create `awaiting_platform_migration` and the wait
+ * policy says not yet (under `--wait-for-platform-s` the sighting is recorded as in the plan).
+ */
+async function awaitingPlatform(
+  ctx: ReverifyContext,
+  a: StaleAction,
+  active: readonly IdentityControl[],
+  legacy: PlatformLegacy | null,
+): Promise<boolean> {
+  const policy = ctx.waitForPlatform;
+  if (!policy || policy.kind === "no-wait" || legacy === null) return false;
+  if (a.user_disabled === null || a.admin_disabled === null) return false;
+  const findings = classifyIdentity({
+    identityId: a.identity_id,
+    source: { userDisabled: a.user_disabled, adminDisabled: a.admin_disabled },
+    platform: "found",
+    controls: active.map(observed),
+    platformLegacy: legacy,
+  });
+  const pairs = findings
+    .filter((f) => f.finding === AWAITING_PLATFORM && f.expected?.owner === "tool")
+    .filter((f) => f.expected?.type === a.control_type)
+    .map((finding) => ({ row: { identity_id: a.identity_id }, finding }));
+  if (pairs.length === 0) return false;
+  const due = await dueForCreate(ctx.db, ctx.runId, policy, pairs);
+  return !due.has(a.identity_id);
 }
 
 /** The identity is gone: its action fails, nothing is sent. */

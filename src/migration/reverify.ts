@@ -22,25 +22,32 @@
  * - an identity the platform no longer knows fails its action (`identity_not_found`): a 404 or
  *   absent from a complete bulk listing (a filtered listing cannot tell; the create's 404 will);
  * - an identity whose state cannot be read fails its action (`read_failed`): it is not sent blind;
+ * - a pending create whose identity's legacy `user_disabled` on the platform is now true, without
+ *   the control, waits for the platform's own migration: `skipped:awaiting_platform_migration`
+ *   (unless `--no-wait-for-platform`; `--wait-for-platform-s` as in the plan's findings). The
+ *   legacy fields come with a listing's items; an identity with a pending create that a filtered
+ *   listing does not show, or that per-identity reads, is read by id (`GET
+ *   /v2/identity/identities/{id}` carries its controls and its legacy fields in one answer);
  * - the rest stay pending, marked as read now.
  */
-import type { Kysely } from "kysely";
 import {
   countPendingByAction,
   countStalePending,
   serverTimeAgo,
   touchActions,
 } from "../db/journal-queries.ts";
-import { stalePendingWithFlags, touchStalePending } from "../db/reverify-queries.ts";
-import { getRun } from "../db/run-queries.ts";
-import type { Database } from "../db/schema.ts";
-import { previousListings } from "../db/snapshot-queries.ts";
+import {
+  type StaleAction,
+  stalePendingWithFlags,
+  touchStalePending,
+} from "../db/reverify-queries.ts";
 import { type IdentityControl, PATHS, PlatformError } from "../platform/index.ts";
 import { listPartitioned } from "./partitioned-listing.ts";
 import type { ReverifyContext } from "./reverify-context.ts";
+import { platformEstimate, sourceRowsOfChain } from "./reverify-estimate.ts";
 import { newTally, notFound, type ReverifyTally, readFailed, settle } from "./reverify-settle.ts";
 import { recheckSource, type SourceRecheck } from "./source-recheck.ts";
-import { type ChosenStrategy, chooseStrategy, type StrategyInputs } from "./state-strategy.ts";
+import { type ChosenStrategy, chooseStrategy } from "./state-strategy.ts";
 
 export type { ReverifyContext };
 
@@ -97,14 +104,18 @@ export async function reverifyPending(
   const reread = stale.actions;
   if (source && source.sourceChanged > 0) stale = await countStalePending(ctx.db, runId, since);
   if (stale.actions === 0) return { strategy: null, reread, source, ...newTally() };
+  const writes = creates - (source?.sourceChanged ?? 0);
+  const legacy = readsLegacy(ctx);
   const choice = chooseStrategy("auto", {
     ...(await platformEstimate(ctx.db, runId)),
     candidates: stale.identities,
-    writes: creates - (source?.sourceChanged ?? 0),
+    writes,
     rate: rateOf(ctx),
     prune: false,
-    // Settling pending actions reads no legacy field: no strategy reads by id here.
-    readsById: false,
+    // Waiting for the platform, each identity with a pending create (it lacks its control, so a
+    // filtered listing will not show it) is read by id for its legacy fields.
+    readsById: legacy,
+    lackingKnown: legacy ? Math.min(stale.identities, writes) : undefined,
   });
   ctx.logger.info(
     `Re-reading ${stale.actions} pending actions of ${stale.identities} identities decided on an earlier read, with the ${choice.strategy} strategy (${choice.reason}).`,
@@ -120,12 +131,19 @@ export async function reverifyPending(
     tally.alreadyDeleted ? `${tally.alreadyDeleted} deletes already done` : "",
     tally.notFound ? `${tally.notFound} identities no longer on the platform` : "",
     tally.readFailed ? `${tally.readFailed} could not be read (not sent; a re-run retries)` : "",
+    tally.awaitingPlatform
+      ? `${tally.awaitingPlatform} creates left to the platform's own migration (its legacy user_disabled is now true; not sent)`
+      : "",
   ].filter(Boolean);
   ctx.logger.info(
     `Re-read ${stale.actions} pending actions: ${changed.length ? changed.join(", ") : "all still to do"}.`,
   );
   return { strategy: choice.strategy, reread, source, ...tally };
 }
+
+/** Whether the platform's legacy fields are re-read: only when a create would wait for them. */
+const readsLegacy = (ctx: ReverifyContext) =>
+  ctx.waitForPlatform !== undefined && ctx.waitForPlatform.kind !== "no-wait";
 
 const rateOf = (ctx: ReverifyContext) =>
   ctx.client.metrics().budgets[PATHS.identities]?.rate ?? ctx.listing?.rate ?? 40;
@@ -156,101 +174,99 @@ async function settleByListing(
     logger: ctx.logger,
     signal: ctx.signal,
     onPage: async (page) => {
-      const controls = new Map(page.map((i) => [i.id, i.activeControls]));
-      const ids = [...controls.keys()];
+      const listed = new Map(page.map((i) => [i.id, i]));
+      const ids = [...listed.keys()];
       for (let after = 0; ; ) {
         const actions = await stalePendingWithFlags(ctx.db, runId, since, after, PAGE, ids);
         if (actions.length === 0) break;
         after = actions[actions.length - 1]?.id ?? after;
         const fresh: number[] = [];
         for (const a of actions) {
-          if (!(await settle(ctx, a, controls.get(a.identity_id) ?? [], tally))) fresh.push(a.id);
+          const i = listed.get(a.identity_id);
+          const legacy = i && readsLegacy(ctx) ? legacyOf(i) : null;
+          if (!(await settle(ctx, a, i?.activeControls ?? [], tally, legacy))) fresh.push(a.id);
         }
         await touchActions(ctx.db, fresh);
       }
     },
   });
-  if (kind === "filtered") await touchStalePending(ctx.db, runId, since, "create");
+  // Unlisted by filtered: no SELL_ONLY. Its creates are read by id when their legacy fields count.
+  const byId = kind === "filtered" && readsLegacy(ctx);
+  if (kind === "filtered" && !byId) await touchStalePending(ctx.db, runId, since, "create");
   for (let after = 0; ; ) {
     const page = await stalePendingWithFlags(ctx.db, runId, since, after, PAGE);
     if (page.length === 0) return;
     after = page[page.length - 1]?.id ?? after;
-    for (const a of page) {
-      if (kind === "bulk") await notFound(ctx, a, NOT_LISTED, tally);
-      else await settle(ctx, a, [], tally);
-    }
+    if (kind === "bulk") {
+      for (const a of page) await notFound(ctx, a, NOT_LISTED, tally);
+    } else if (byId) {
+      await settleByIdentity(ctx, page, tally, () => true);
+    } else for (const a of page) await settle(ctx, a, [], tally);
   }
 }
 
-/** One read of the controls of each identity with a pending action, on the controls path. */
+const legacyOf = (i: { userDisabled: boolean | null; adminDisabled: boolean | null }) => ({
+  userDisabled: i.userDisabled,
+  adminDisabled: i.adminDisabled,
+});
+
+/**
+ * One read of each identity with a pending action: of its controls, on the controls path, or, for
+ * an identity with a pending create whose legacy fields count, of the identity by id (its
+ * controls and legacy fields in one answer).
+ */
 async function settleByReads(
   ctx: ReverifyContext,
   runId: string,
   since: Date,
   tally: ReverifyTally,
 ): Promise<void> {
-  let after = 0;
-  for (;;) {
+  const legacy = readsLegacy(ctx);
+  for (let after = 0; ; ) {
     const page = await stalePendingWithFlags(ctx.db, runId, since, after, PAGE);
     if (page.length === 0) return;
     after = page[page.length - 1]?.id ?? after;
-    const byIdentity = new Map<string, typeof page>();
-    for (const a of page)
-      byIdentity.set(a.identity_id, [...(byIdentity.get(a.identity_id) ?? []), a]);
-    const fresh: number[] = [];
-    await Promise.all(
-      [...byIdentity].map(async ([identityId, actions]) => {
-        let controls: IdentityControl[];
-        try {
-          controls = await ctx.client.listIdentityControls(identityId, { signal: ctx.signal });
-        } catch (err) {
-          if (!(err instanceof PlatformError) || err.kind === "cancelled") throw err;
-          for (const a of actions) {
-            if (err.kind === "not_found") await notFound(ctx, a, err.detail, tally);
-            else await readFailed(ctx, a, err, tally);
-          }
-          return;
-        }
-        for (const a of actions) if (!(await settle(ctx, a, controls, tally))) fresh.push(a.id);
-      }),
+    await settleByIdentity(ctx, page, tally, (actions) =>
+      legacy ? actions.some((a) => a.action === "create") : false,
     );
-    await touchActions(ctx.db, fresh);
   }
 }
 
-const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
-
-/**
- * What the cost model needs to know of the platform: its identities (the latest bulk listing's
- * count, else the largest source row count of the run and the runs it came from: an `apply --plan`
- * run copies only its plan's candidates) and how many hold a SELL_ONLY (the latest listing's).
- */
-async function platformEstimate(
-  db: Kysely<Database>,
-  runId: string,
-): Promise<Omit<StrategyInputs, "candidates" | "writes" | "rate" | "prune">> {
-  const previous = await previousListings(db);
-  const lastBulk = previous.find((p) => p.listing.filter === "none");
-  const lastAny = previous[0];
-  const sellOnly = num(lastAny?.listing.sell_only_identities);
-  const listed = num(lastBulk?.listing.identities);
-  return {
-    platformIdentities: listed ?? (await sourceRowsOfChain(db, runId)),
-    platformIdentitiesFrom:
-      listed !== null ? `the listing of run ${lastBulk?.runId}` : "the source's row count",
-    sellOnlyIdentities: sellOnly,
-    sellOnlyFrom: sellOnly !== null ? `the listing of run ${lastAny?.runId}` : "",
-  };
-}
-
-async function sourceRowsOfChain(db: Kysely<Database>, runId: string): Promise<number> {
-  let most = 0;
-  let id: string | null = runId;
-  for (let depth = 0; id !== null && depth < 10; depth++) {
-    const run = await getRun(db, id);
-    const counts = (run?.counts ?? {}) as Record<string, number>;
-    most = Math.max(most, Number(run?.source_rows_read ?? counts.source_rows_read ?? 0));
-    id = run?.parent_run_id ?? null;
-  }
-  return most;
+/** Reads each identity of `page` once (by id where `byId` says so) and settles its actions. */
+async function settleByIdentity(
+  ctx: ReverifyContext,
+  page: readonly StaleAction[],
+  tally: ReverifyTally,
+  byId: (actions: readonly StaleAction[]) => boolean,
+): Promise<void> {
+  const byIdentity = new Map<string, StaleAction[]>();
+  for (const a of page)
+    byIdentity.set(a.identity_id, [...(byIdentity.get(a.identity_id) ?? []), a]);
+  const fresh: number[] = [];
+  await Promise.all(
+    [...byIdentity].map(async ([identityId, actions]) => {
+      let controls: readonly IdentityControl[];
+      let legacy: ReturnType<typeof legacyOf> | null = null;
+      try {
+        if (byId(actions)) {
+          const identity = await ctx.client.getIdentity(identityId, { signal: ctx.signal });
+          controls = identity.activeControls;
+          legacy = legacyOf(identity);
+        } else {
+          controls = await ctx.client.listIdentityControls(identityId, { signal: ctx.signal });
+        }
+      } catch (err) {
+        if (!(err instanceof PlatformError) || err.kind === "cancelled") throw err;
+        for (const a of actions) {
+          if (err.kind === "not_found") await notFound(ctx, a, err.detail, tally);
+          else await readFailed(ctx, a, err, tally);
+        }
+        return;
+      }
+      for (const a of actions) {
+        if (!(await settle(ctx, a, controls, tally, legacy))) fresh.push(a.id);
+      }
+    }),
+  );
+  await touchActions(ctx.db, fresh);
 }

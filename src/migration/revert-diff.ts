@@ -26,6 +26,9 @@ export function revertDiffRow(r: RevertDiffRecord, ofRunId: string): DiffRow {
     identity_id: r.identity_id,
     user_disabled: r.user_disabled,
     admin_disabled: r.admin_disabled,
+    // A revert reads no identity: the platform's legacy fields are not known to it.
+    platform_user_disabled: null,
+    platform_admin_disabled: null,
     finding: `${del ? "created_by" : "pruned_by"} ${ofRunId}`,
     expected_type: del ? null : r.control_type,
     expected_set_by: del ? null : "CLIENT",

@@ -32,9 +32,15 @@ export interface StrategyInputs {
    * Whether the strategies read by id (`GET /v2/identity/identities/{id}`) what their first read
    * leaves unknown (issue 27): filtered the candidates its listing will not show, per-identity
    * the candidates expected to lack their control (for the platform's legacy fields). False for
-   * the re-read of pending actions, which reads no legacy field. Default true.
+   * the re-read of pending actions unless it waits for the platform. Default true.
    */
   readonly readsById?: boolean;
+  /**
+   * Candidates known to lack their control (the re-read of pending creates, waiting for the
+   * platform): filtered reads each by id, per-identity reads each by id instead of its controls
+   * (the identity's answer carries both). Replaces the expectation from the SELL_ONLY holders.
+   */
+  readonly lackingKnown?: number;
 }
 
 export interface StrategyCosts {
@@ -80,14 +86,16 @@ const secs = (requests: number, rate: number) => {
  */
 export function strategyCosts(i: StrategyInputs): StrategyCosts {
   const reads = i.readsById ?? true;
-  const lacking = (holders: number) => (reads ? Math.max(0, i.candidates - holders) : 0);
+  const known = reads ? i.lackingKnown : undefined;
+  const lacking = (holders: number) => known ?? (reads ? Math.max(0, i.candidates - holders) : 0);
   const filteredReads = i.sellOnlyIdentities === null ? null : lacking(i.sellOnlyIdentities);
   const perIdentityReads = lacking(i.sellOnlyIdentities ?? 0);
   return {
     bulk: pages(i.platformIdentities),
     filtered:
       i.sellOnlyIdentities === null ? null : pages(i.sellOnlyIdentities) + (filteredReads ?? 0),
-    perIdentity: i.candidates + perIdentityReads,
+    // Known lacking: read by id instead of on the controls path, not on top of it.
+    perIdentity: i.candidates + (known === undefined ? perIdentityReads : 0),
     byId: { filtered: filteredReads, perIdentity: perIdentityReads },
   };
 }
@@ -109,8 +117,8 @@ function costTexts(inputs: StrategyInputs, costs: StrategyCosts) {
           ? ` + ${fmt(filteredReads)} ${noun(filteredReads, "GET")} ${BY_ID} of the candidates it will not list`
           : "") +
         ` (${secs(costs.filtered, rate)}; ${fmt(sellOnly)} ${noun(sellOnly, "identity holds", "identities hold")} a SELL_ONLY, from ${inputs.sellOnlyFrom})`;
-  const reads = inputs.candidates;
   const byId = costs.byId.perIdentity;
+  const reads = inputs.candidates - (inputs.lackingKnown !== undefined ? byId : 0);
   const per =
     `per-identity ${fmt(reads)} ${noun(reads, "GET")} on /v2/identity/controls` +
     (inputs.writes > 0

@@ -10,6 +10,8 @@ export const DIFF_COLUMNS = [
   "identity_id",
   "user_disabled",
   "admin_disabled",
+  "platform_user_disabled",
+  "platform_admin_disabled",
   "finding",
   "expected_type",
   "expected_set_by",

@@ -41,6 +41,8 @@ const row = (id: string): DiffRow => ({
   identity_id: id,
   user_disabled: true,
   admin_disabled: false,
+  platform_user_disabled: false,
+  platform_admin_disabled: false,
   finding: "missing_client_control",
   expected_type: "SELL_ONLY",
   expected_set_by: "CLIENT",

@@ -8,10 +8,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { pathToFileURL } from "node:url";
 import { type Sandbox, startSandbox } from "controls-sandbox";
 import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
 import { seedSource } from "../../src/db/seed.ts";
+import { openBrowser } from "../helpers/browser.ts";
 import { runCli } from "../helpers/cli.ts";
 import { parseCsv } from "../helpers/corpus.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
@@ -104,6 +106,57 @@ for (const backend of backends) {
         truth,
       );
       assert.equal(sandbox.stats().writes.creates + sandbox.stats().writes.deletes, 0);
+    });
+
+    it("writes the platform's legacy fields of each identity in diff.csv, as the sandbox holds them", () => {
+      const diff = parseCsv(readFileSync(join(out, "plan", "diff.csv"), "utf8"));
+      const rows = diff.filter((d) => d.identity_id);
+      assert.ok(rows.length > 100, `diff rows: ${rows.length}`);
+      let drifted = 0;
+      for (const d of rows) {
+        const p = sandbox.legacyFieldsOf(d.identity_id as string);
+        assert.equal(d.platform_user_disabled, String(p.user_disabled), d.identity_id);
+        assert.equal(d.platform_admin_disabled, String(p.admin_disabled), d.identity_id);
+        if (d.platform_user_disabled !== d.user_disabled) drifted += 1;
+      }
+      assert.ok(drifted > 0, "some rows show the platform's field apart from the source's");
+    });
+
+    it("shows in report.html, read in headless Chromium, the three-way table and the platform's own work left of summary.json", async () => {
+      const dir = join(out, "plan");
+      const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8"));
+      const browser = await openBrowser();
+      try {
+        const w = await browser.open(pathToFileURL(join(dir, "report.html")).href);
+        // Text only in the page (tsx would name a helper defined there): parsed here.
+        const texts = await w.page
+          .locator("#three-way tbody tr")
+          .evaluateAll((trs) =>
+            trs.map((tr) => [...tr.querySelectorAll("td")].map((c) => c.textContent ?? "")),
+          );
+        const bool = (v: string | undefined) => (v === "?" ? null : v === "true");
+        const cells = texts.map((td) => ({
+          flag: td[0],
+          source: bool(td[1]),
+          platform: bool(td[2]),
+          finding: td[3],
+          count: Number(td[4]),
+        }));
+        assert.ok(cells.length > 0);
+        assert.deepEqual(cells, summary.three_way.cells);
+        const will = await w.page.locator("#platform-will").evaluate((p) => ({
+          create_client_controls: Number(p.getAttribute("data-client")),
+          create_service_controls: Number(p.getAttribute("data-service")),
+          restrict_cleared_identities: Number(p.getAttribute("data-restrict")),
+          text: p.textContent ?? "",
+        }));
+        const { text, ...counts } = will;
+        assert.deepEqual(counts, summary.three_way.platform_will);
+        assert.match(text, new RegExp(`create ${counts.create_client_controls} CLIENT`));
+        assert.deepEqual(w.problems, []);
+      } finally {
+        await browser.close();
+      }
     });
   });
 }

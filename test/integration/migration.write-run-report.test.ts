@@ -7,6 +7,7 @@ import { sql } from "kysely";
 import { insertRun } from "../../src/db/run-queries.ts";
 import { TOOL_TABLES } from "../../src/db/schema.ts";
 import { writeRunReport } from "../../src/migration/report.ts";
+import { DIFF_COLUMNS } from "../../src/reports/csv.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
 
@@ -56,7 +57,8 @@ for (const b of backends) {
       const dir = mkdtempSync(join(tmpdir(), "cm-report-"));
       await writeRunReport(h.db, summary("p1"), dir, false);
       const lines = readFileSync(join(dir, "diff.csv"), "utf8").trim().split("\n").slice(1);
-      const action = (id: string) => lines.find((l) => l.startsWith(`p1,${id},`))?.split(",")[12];
+      const action = (id: string) =>
+        lines.find((l) => l.startsWith(`p1,${id},`))?.split(",")[DIFF_COLUMNS.indexOf("action")];
       assert.equal(action("kept"), "");
       assert.equal(action("pruned"), "delete_with_prune");
     });
@@ -134,7 +136,7 @@ for (const b of backends) {
       assert.equal(csv.length, 2, csv.join("\n"));
       assert.equal(
         csv[1],
-        'a1,"id-é,1",true,false,missing_client_control,SELL_ONLY,CLIENT,true,,,,,create,gave_up,503,"said ""no"", twice",3,2026-11-25T07:30:45.123Z',
+        'a1,"id-é,1",true,false,,,missing_client_control,SELL_ONLY,CLIENT,true,,,,,create,gave_up,503,"said ""no"", twice",3,2026-11-25T07:30:45.123Z',
       );
     });
   });

@@ -32,6 +32,25 @@ describe("chooseStrategy", () => {
     assert.match(c.reason, /60,000 identities hold a SELL_ONLY, from the listing of run 2026/);
   });
 
+  it("re-reading pending creates while waiting for the platform, reads each by id: filtered adds them to its pages, per-identity reads them by id instead of their controls", () => {
+    const c = chooseStrategy("auto", {
+      ...MILLION,
+      candidates: 500,
+      writes: 500,
+      readsById: true,
+      lackingKnown: 500,
+    });
+    assert.deepEqual(c.costs, {
+      bulk: 1000,
+      filtered: 560,
+      perIdentity: 500,
+      byId: { filtered: 500, perIdentity: 500 },
+    });
+    assert.equal(c.strategy, "per-identity");
+    assert.match(c.reason, /per-identity 0 GETs on \/v2\/identity\/controls/);
+    assert.match(c.reason, /\+ 500 GETs on \/v2\/identity\/identities\/\{id\}/);
+  });
+
   it("charges per-identity reads to the controls path the creates share, and says so", () => {
     const c = chooseStrategy("auto", { ...MILLION, writes: 50_000 });
     assert.equal(c.strategy, "filtered");

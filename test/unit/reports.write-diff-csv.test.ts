@@ -21,7 +21,7 @@ describe("writeDiffCsv", () => {
     await writeDiffCsv(file, (async function* () {})());
     assert.equal(
       readFileSync(file, "utf8").trim(),
-      "run_id,identity_id,user_disabled,admin_disabled,finding,expected_type,expected_set_by,expected_is_overridable,observed_control_id,observed_set_by,observed_is_overridable,other_active_controls,action,outcome,http_status,error,attempts,at",
+      "run_id,identity_id,user_disabled,admin_disabled,platform_user_disabled,platform_admin_disabled,finding,expected_type,expected_set_by,expected_is_overridable,observed_control_id,observed_set_by,observed_is_overridable,other_active_controls,action,outcome,http_status,error,attempts,at",
     );
   });
 
@@ -53,6 +53,7 @@ describe("writeDiffCsv", () => {
           identity_id: "i",
           user_disabled: true,
           admin_disabled: false,
+          platform_user_disabled: false,
           http_status: 201,
           attempts: 1,
           at,
@@ -60,7 +61,7 @@ describe("writeDiffCsv", () => {
       })(),
     );
     const line = readFileSync(file, "utf8").split("\n")[1];
-    assert.equal(line, "r,i,true,false,,,,,,,,,,,201,,1,2026-01-02T03:04:05.000Z");
+    assert.equal(line, "r,i,true,false,false,,,,,,,,,,,,201,,1,2026-01-02T03:04:05.000Z");
   });
 
   it("prefixes an apostrophe to a cell whose formula sign follows leading whitespace or is the fullwidth form of = + - @", () => {

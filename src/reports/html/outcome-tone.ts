@@ -18,6 +18,8 @@ export function outcomeTone(key: string): string {
 export function outcomeMeaning(key: string): string {
   const tone = outcomeTone(key);
   if (key === "failed:identity_not_found") return "not on the platform (404): no failure";
+  if (key === "skipped:awaiting_platform_migration")
+    return "the platform's legacy field turned true before the send: its migration will create it";
   if (key === "skipped:source_changed")
     return "the source's flag was cleared before the send: not sent";
   if (tone === "bar-ok") return "done";

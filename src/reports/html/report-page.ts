@@ -8,6 +8,7 @@ import { html, SafeHtml } from "./html-text.ts";
 import { findingsChart, outcomesChart, steerMarks } from "./report-charts.ts";
 import { REPORT_JS } from "./report-script.ts";
 import { REPORT_CSS } from "./report-style.ts";
+import { threeWaySection } from "./three-way-html.ts";
 import { type SeriesPoint, timelineChart } from "./timeline-chart.ts";
 
 /** A finding that appeared or went away between two reconciles. */
@@ -131,6 +132,7 @@ ${s.revert ? html`<dt>Revert</dt><dd id="revert-counts">${revertLine(s.revert).t
 <h2>Findings and action outcomes</h2>
 <div class="charts"><div>${findingsChart(s)}</div>
 <div>${outcomesChart(s)}</div></div>
+${threeWaySection(s.three_way)}
 <h2>Requests over the run</h2>
 ${timelineChart(i.series, started, finished, steerMarks(s))}
 ${requestsTable(s)}

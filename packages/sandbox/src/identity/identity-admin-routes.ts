@@ -62,6 +62,13 @@ export function registerIdentityAdminRoutes(app: FastifyInstance, ctx: SandboxCo
     return seeding(() => api.addControl(id, b as unknown as AddControlInput));
   });
 
+  app.patch(`${ADMIN_PREFIX}/identities/:id/legacy`, async (request) => {
+    const { id } = request.params as { id: string };
+    mustExist(id);
+    const b = requestBody(request.body, "{user_disabled?, admin_disabled?}");
+    return seeding(() => api.setLegacyFields(id, b as { user_disabled?: boolean }));
+  });
+
   app.delete(`${ADMIN_PREFIX}/controls/:id`, async (request) => {
     const { id } = request.params as { id: string };
     if (!ctx.identities.findControl(id)) throw new ProblemError(404, `control ${id} not found`);

@@ -57,6 +57,17 @@ export function identityApi(ctx: SandboxContext): IdentityApi {
       if (!identity) throw new RangeError(`identity ${identityId} not found`);
       return { user_disabled: identity.user_disabled, admin_disabled: identity.admin_disabled };
     },
+    setLegacyFields(identityId, fields) {
+      const identity = ctx.identities.get(identityId);
+      if (!identity) throw new RangeError(`identity ${identityId} not found`);
+      for (const key of ["user_disabled", "admin_disabled"] as const) {
+        const v = fields[key];
+        if (v === undefined) continue;
+        if (typeof v !== "boolean") throw new RangeError(`${key} must be a boolean`);
+        identity[key] = v;
+      }
+      return { user_disabled: identity.user_disabled, admin_disabled: identity.admin_disabled };
+    },
     controlsOf(identityId, opts = {}) {
       const identity = ctx.identities.get(identityId);
       if (!identity) throw new RangeError(`identity ${identityId} not found`);

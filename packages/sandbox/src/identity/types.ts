@@ -130,6 +130,14 @@ export interface IdentityApi {
   controlsOf(identityId: string, opts?: { includeDeleted?: boolean }): ControlRecord[];
   /** The platform's legacy fields of an identity, as its Identity answers them. */
   legacyFieldsOf(identityId: string): { user_disabled: boolean; admin_disabled: boolean };
+  /**
+   * Sets an identity's legacy fields (those given), as the platform's own UI or a legacy client
+   * may meanwhile; returns them as the Identity now answers them.
+   */
+  setLegacyFields(
+    identityId: string,
+    fields: { user_disabled?: boolean; admin_disabled?: boolean },
+  ): { user_disabled: boolean; admin_disabled: boolean };
   /** Deletes any control as the platform itself may, a non-overridable one included. */
   deleteControl(controlId: string): ControlRecord;
   /** Removes an identity and its controls: the platform no longer knows it. */

@@ -1,0 +1,159 @@
+/**
+ * `--wait-for-platform-s N` (issue 27): an identity whose user_disabled is true here and on the
+ * platform, without its CLIENT SELL_ONLY, is first sighted (journaled) and left to the platform;
+ * a run more than N seconds after that first sighting creates it. A sighting is forgotten once the
+ * identity is no longer awaiting, so a later return waits afresh.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { setTimeout as delay } from "node:timers/promises";
+import type { Sandbox } from "controls-sandbox";
+import { sql } from "kysely";
+import { syntheticIdentities } from "../../src/contract/index.ts";
+import { TOOL_TABLES } from "../../src/db/schema.ts";
+import { runCli } from "../helpers/cli.ts";
+import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
+import { backends, type TestTarget } from "../helpers/db.ts";
+
+const N = 300;
+const SEED = 53;
+const WAIT_S = 1;
+const awaited = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled).map((r) => r.id);
+
+const clientSellOnly = (sandbox: Sandbox, id: string) =>
+  sandbox
+    .controlsOf(id)
+    .filter(
+      (c) =>
+        c.type === "SELL_ONLY" &&
+        !c.deleted_at &&
+        (c.set_by === "CLIENT" || c.set_by === "SET_BY_CLIENT"),
+    );
+
+interface Sighting {
+  readonly identity_id: string;
+  readonly first_seen_at: Date;
+  /** The database's clock when read: the wait is measured on it. */
+  readonly now: Date;
+}
+
+for (const backend of backends) {
+  describe(`--wait-for-platform-s on ${backend.name}`, { timeout: 180_000 }, () => {
+    let sandbox: Sandbox;
+    let target: TestTarget;
+    let env: Record<string, string>;
+    let rig: CliRig;
+    const out = mkdtempSync(join(tmpdir(), "cm-e2e-wait-s-"));
+    let runs = 0;
+    const apply = () =>
+      runCli(
+        [
+          "apply",
+          "--state",
+          "bulk",
+          "--wait-for-platform-s",
+          String(WAIT_S),
+          "--yes",
+          "--json",
+          "--no-progress",
+          "--out",
+          join(out, `apply-${++runs}`),
+          ...target.args,
+        ],
+        env,
+      );
+
+    /** The user_disabled sightings recorded, with the database's clock (PGlite: one process). */
+    async function sightings(): Promise<Sighting[]> {
+      const h = await target.open();
+      try {
+        const r = await sql<Sighting>`
+          select identity_id, first_seen_at, now() as now
+          from ${sql.table(TOOL_TABLES.platformWaitSightings)}
+          where flag = 'user_disabled' order by identity_id`.execute(h.db);
+        return r.rows.map((s) => ({
+          ...s,
+          first_seen_at: new Date(s.first_seen_at),
+          now: new Date(s.now),
+        }));
+      } finally {
+        await h.close();
+      }
+    }
+
+    /** Until the database's clock is past the latest first sighting plus N seconds. */
+    async function untilWaitIsOver(seen: readonly Sighting[]): Promise<void> {
+      const latest = Math.max(...seen.map((s) => s.first_seen_at.getTime()));
+      const now = seen[0]?.now.getTime() ?? Date.now();
+      // The time the test is about: N seconds after the first sighting, on the database's clock.
+      await delay(Math.max(0, latest + WAIT_S * 1000 - now) + 50);
+    }
+
+    before(async () => {
+      rig = await startCliRig(backend, { identities: N, seed: SEED });
+      ({ sandbox, target } = rig);
+      env = { ...rig.env, CONTROLS_WAIT_FOR_PLATFORM: "true" };
+      assert.ok(awaited.length > 10, `identities awaiting the platform: ${awaited.length}`);
+      for (const id of awaited) {
+        assert.equal(sandbox.legacyFieldsOf(id).user_disabled, true);
+        assert.equal(clientSellOnly(sandbox, id).length, 0);
+      }
+    });
+    after(async () => {
+      await rig.close();
+      rmSync(out, { recursive: true, force: true });
+    });
+
+    it("records the first sighting and creates nothing, then creates each awaited control in a run more than N seconds after it", async () => {
+      const creates = sandbox.stats().writes.creates;
+      const first = await apply();
+      assert.equal(first.code, 0, first.stderr);
+      assert.equal(sandbox.stats().writes.creates, creates, "nothing created on a first sighting");
+      const seen = await sightings();
+      assert.deepEqual(
+        seen.map((s) => s.identity_id),
+        [...awaited].sort(),
+      );
+
+      await untilWaitIsOver(seen);
+      const second = await apply();
+      assert.equal(second.code, 0, second.stderr);
+      assert.equal(sandbox.stats().writes.creates - creates, awaited.length);
+      for (const id of awaited) assert.equal(clientSellOnly(sandbox, id).length, 1, id);
+    });
+
+    it("forgets a sighting once the identity is in sync, so an identity awaiting again waits afresh", async () => {
+      const third = await apply();
+      assert.equal(third.code, 0, third.stderr);
+      assert.deepEqual(
+        await sightings(),
+        [],
+        "every awaited identity is in sync: no sighting left",
+      );
+
+      // The identity's control goes (say the platform's UI): it is awaiting the platform again.
+      const back = awaited[0] as string;
+      const control = clientSellOnly(sandbox, back)[0];
+      assert.ok(control);
+      sandbox.deleteControl(control.id);
+      const creates = sandbox.stats().writes.creates;
+      const fourth = await apply();
+      assert.equal(fourth.code, 0, fourth.stderr);
+      assert.equal(sandbox.stats().writes.creates, creates, "a fresh wait: nothing created yet");
+      assert.equal(clientSellOnly(sandbox, back).length, 0);
+      const seen = await sightings();
+      assert.deepEqual(
+        seen.map((s) => s.identity_id),
+        [back],
+      );
+
+      await untilWaitIsOver(seen);
+      const fifth = await apply();
+      assert.equal(fifth.code, 0, fifth.stderr);
+      assert.equal(clientSellOnly(sandbox, back).length, 1);
+    });
+  });
+}
