@@ -58,7 +58,10 @@ for (const backend of backends) {
       assert.deepEqual(summary.findings, EXPECTED_FINDINGS);
       assert.equal(writes(sandbox), 0);
       const csv = readFileSync(join(out, "plan", "diff.csv"), "utf8");
-      assert.match(csv, new RegExp(`${ids.M},true,false,missing_client_control,.*FROZEN:SERVICE`));
+      assert.match(
+        csv,
+        new RegExp(`${ids.M},true,false,true,false,missing_client_control,.*FROZEN:SERVICE`),
+      );
     });
 
     it("apply refuses without --yes when there is no terminal, and writes nothing", async () => {
