@@ -1,8 +1,8 @@
 /**
- * Configuration: the options table (`options.ts`, `command-options.ts`), the loaders that compile
- * flags, env vars and defaults into frozen objects (`load.ts`), the URL policy (`url-policy.ts`),
- * and what is generated from the table: yargs options and help (`yargs-options.ts`), README's
- * table (`readme-table.ts`).
+ * Configuration: the options table (`options.ts`, `command-options.ts`, `seed-demo-options.ts`),
+ * the loaders that compile flags, env vars and defaults into frozen objects (`load.ts`), the URL
+ * policy (`url-policy.ts`), and what is generated from the table: yargs options and help
+ * (`yargs-options.ts`), README's table (`readme-table.ts`).
  */
 // Every per-command options table is public: a new one needs no line here.
 export * from "./command-options.ts";
@@ -49,5 +49,6 @@ export {
   platformOptions,
   sourceOptions,
 } from "./options.ts";
+export * from "./seed-demo-options.ts";
 export { isLoopbackHost, isPostgresUrl, judgeEndpointUrl } from "./url-policy.ts";
 export { flagsOf, helpWidth, withOptions, yargsOptions } from "./yargs-options.ts";

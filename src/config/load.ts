@@ -8,13 +8,11 @@ import { UserError } from "../errors.ts";
 import { Secret } from "../secret.ts";
 import {
   applyOptions,
-  demoOptions,
   holdOptions,
   reconcileOptions,
   reportOptions,
   runOptions,
   runsOptions,
-  seedOptions,
   showOptions,
   writeOptions,
 } from "./command-options.ts";
@@ -27,6 +25,7 @@ import {
 } from "./options.ts";
 import { type Argv, type Env, givenAs, readTable } from "./read-table.ts";
 import { secretFromFile } from "./secret-file.ts";
+import { demoOptions, seedOptions } from "./seed-demo-options.ts";
 
 export type { Argv, Env } from "./read-table.ts";
 export { givenAs, optionName, readTable } from "./read-table.ts";

@@ -5,13 +5,11 @@
  */
 import {
   applyOptions,
-  demoOptions,
   holdOptions,
   reconcileOptions,
   revertOptions,
   runOptions,
   runsOptions,
-  seedOptions,
   setRateOptions,
   showOptions,
   statusOptions,
@@ -19,6 +17,7 @@ import {
 } from "./command-options.ts";
 import type { OptionDef, OptionTable } from "./option-def.ts";
 import { globalOptions, platformOptions, sourceOptions } from "./options.ts";
+import { demoOptions, seedOptions } from "./seed-demo-options.ts";
 import { defaultShown } from "./yargs-options.ts";
 
 /** Marks the generated part of README.md. */

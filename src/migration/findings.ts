@@ -3,8 +3,6 @@ import {
   type IdentityStateRow,
   identityStatesPage,
   insertInvalidRowFindings,
-  type PendingActionOf,
-  storeClassified,
 } from "../db/finding-queries.ts";
 import type {
   Database,
@@ -13,6 +11,7 @@ import type {
   NewSnapshotIdentity,
 } from "../db/schema.ts";
 import { analyzeRunTables, snapshotWrites } from "../db/snapshot-queries.ts";
+import { type PendingActionOf, storeClassified } from "../db/store-classified.ts";
 import {
   classifyIdentity,
   type Finding,

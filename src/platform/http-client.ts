@@ -1,11 +1,9 @@
 import { inspect } from "node:util";
 import pLimit, { type LimitFunction } from "p-limit";
 import { backoffDelayMs, sleep } from "../backoff.ts";
-import type { PlatformConfig } from "../config.ts";
-import type { Logger } from "../log.ts";
 import { MAX_RESPONSE_BYTES, tooLargeDetail } from "./bounded-body.ts";
-import type { MetricsRecorder } from "./client-metrics.ts";
 import { buildUrl, exchange, type Outcome, readJson } from "./http-exchange.ts";
+import type { HttpClientDeps, Reply, RequestSpec } from "./http-request-types.ts";
 import { LinkedSignal } from "./linked-signal.ts";
 import { waitTooLong } from "./max-wait.ts";
 import {
@@ -16,47 +14,7 @@ import {
   type PlatformErrorKind,
 } from "./platform-error.ts";
 import { parseRetryAfter } from "./problem-details.ts";
-import type { RateBudget } from "./rate-budget.ts";
-import type { Redactor } from "./redactor.ts";
-import type { RefusalPatience } from "./refusal-patience.ts";
 import { statusError } from "./status-error.ts";
-import type { TokenManager } from "./token-manager.ts";
-
-export interface RequestSpec {
-  readonly method: HttpMethod;
-  /** Path template, the rate-limit key: `/v2/identity/identities/{id}`. */
-  readonly template: string;
-  /** Concrete path, already encoded. */
-  readonly path: string;
-  /** A list value is sent as a repeated parameter (`control_types=A&control_types=B`). */
-  readonly query?: Record<string, string | readonly string[] | undefined>;
-  readonly body?: unknown;
-  /** Re-send after an ambiguous outcome (deletes: a repeat is harmless and answers 404). */
-  readonly retryAmbiguous?: boolean;
-  readonly signal?: AbortSignal;
-}
-
-export interface Reply {
-  readonly status: number;
-  readonly body: unknown;
-  readonly attempts: number;
-  readonly afterAmbiguousAttempt: boolean;
-}
-
-export interface HttpClientDeps {
-  readonly config: PlatformConfig;
-  readonly tokens: TokenManager;
-  readonly budget: RateBudget;
-  readonly metrics: MetricsRecorder;
-  readonly redactor: Redactor;
-  readonly logger: Logger;
-  /** Aborted when the client is closed or the run is interrupted. */
-  readonly signal: AbortSignal;
-  /** Stops the whole client (aborts `signal` with this error): the run cannot go on. */
-  readonly halt: (error: PlatformError) => void;
-  /** The run's patience with an endpoint that keeps refusing (--max-refused-s). */
-  readonly patience: RefusalPatience;
-}
 
 const PENALISED = Symbol("penalised");
 const CANCELLED = Symbol("cancelled");
