@@ -27,7 +27,7 @@ import { WRITER_MODES } from "../db/schema.ts";
 import { ExitCode, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { readFreshStatus, sendLocalRequest } from "../migration/local-channel.ts";
-import { describeChange } from "../migration/run-control.ts";
+import { describeChange } from "../migration/steering-words.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
 
 /** How long a command waits for the running process to say it applied the change. */

@@ -27,93 +27,28 @@
  * Before an identity holding a SELL_ONLY is classified, its source row is looked up by id if the
  * source pass did not keep it (it has no flag true), so `unknown_to_source` keeps its meaning.
  */
-import type { Kysely } from "kysely";
-import type { SourceConfig } from "../config.ts";
 import {
-  type IdentityStateRow,
   insertInvalidRowFindings,
   listedInterestingPage,
   type StoredObservation,
   unclassifiedObservations,
 } from "../db/finding-queries.ts";
-import type { Database, NewSnapshotControl, NewSnapshotIdentity } from "../db/schema.ts";
-import {
-  analyzeRunTables,
-  insertSourceRows,
-  maxLookupSeq,
-  moveListedToSnapshot,
-  snapshotWrites,
-  stageWrite,
-} from "../db/snapshot-queries.ts";
-import { lookupSourceRows } from "../db/source-reader.ts";
-import { chainWrites } from "../db/unnest-insert.ts";
-import type { Logger } from "../log.ts";
+import { analyzeRunTables, moveListedToSnapshot } from "../db/snapshot-queries.ts";
 import { type FindingsOptions, type SnapshotRows, storeFindings } from "./findings.ts";
 import {
-  type IdentityReader,
-  type ListedIdentity,
-  NO_CONTROLS,
-  type PackedHolder,
-  packHolder,
-  type ReadIdentity,
-  unpackHolder,
-} from "./listed-identity.ts";
+  holdsSellOnly,
+  isCandidate,
+  observeListed,
+  observeUnlisted,
+  stateRow,
+} from "./findings-observations.ts";
+import type { FindingsStream, FindingsStreamContext } from "./findings-stream-types.ts";
+import { type HeldPage, packHeldPage, stagePage, unpackHeldPages } from "./held-pages.ts";
+import type { IdentityReader, ListedIdentity, ReadIdentity } from "./listed-identity.ts";
 import { ListedOnce, lastCopies } from "./listed-once.ts";
-import { PackedIds, SourceIndex, type SourceState } from "./source-index.ts";
-import { sourceRecord, sourceStateOf } from "./source-stage.ts";
-import {
-  legacyCode,
-  legacyOfCode,
-  legacySaid,
-  legacyTrue,
-  platformMarks,
-  snapshotIdentity,
-} from "./three-way-listing.ts";
-
-export interface FindingsStreamContext {
-  readonly db: Kysely<Database>;
-  readonly source: SourceConfig;
-  readonly runId: string;
-  readonly logger: Logger;
-}
-
-/** What the stream classified, and when. */
-export interface FindingsStreamCounts {
-  /** Identities classified from pages as they were listed (or as they left memory). */
-  readonly asListed: number;
-  /** Of those, identities listed before the source pass was complete and held in memory. */
-  readonly held: number;
-  /** Identities listed before the source pass was complete and stored, caught up by id range. */
-  readonly caughtUp: number;
-  /** Candidates no page listed, classified once the listing was complete. */
-  readonly unlisted: number;
-  readonly actions: number;
-  /** Copies of identities the listing served again, dropped (a platform anomaly). */
-  readonly repeats: number;
-}
-
-export interface FindingsStream {
-  /** What the source pass kept, by id: hand it to `loadSource`. */
-  readonly index: SourceIndex;
-  /**
-   * Stores one listing page: put aside before the source rows are stored, classified and stored
-   * with its findings after. Rejects if the catch-up failed, which stops the listing.
-   */
-  page(identities: readonly ListedIdentity[]): Promise<void>;
-  /**
-   * The source rows are stored (and `index` is complete): moves the identities put aside that the
-   * source holds to the snapshot, starts the catch-up, and returns how many moved.
-   */
-  sourceComplete(): Promise<number>;
-  /**
-   * The listing is complete: classifies what is left and resolves when every finding is stored.
-   * After a filtered listing, the candidates it did not show are read by id with `read`.
-   */
-  finish(kind: "bulk"): Promise<FindingsStreamCounts>;
-  finish(kind: "filtered", read: IdentityReader): Promise<FindingsStreamCounts>;
-  /** Stops the catch-up (after a failure elsewhere); never throws. */
-  close(): Promise<void>;
-}
+import { outsideSourceLookup } from "./outside-source-lookup.ts";
+import { SourceIndex } from "./source-index.ts";
+import { platformMarks } from "./three-way-listing.ts";
 
 /** Identities a catch-up or unlisted range classifies at once. */
 const RANGE = 5000;
@@ -132,86 +67,6 @@ const RELEASE_WORKERS = 2;
  * loop's timers then, and fewer, larger statements finish the rest sooner.
  */
 const RELEASE_PAGES_AFTER_LISTING = 4;
-
-/**
- * A listing page held in memory: the ids of identities with no control, packed, and the others
- * (one in twenty) as one JSON text of tuples, a sixth of their size as objects.
- */
-interface HeldPage {
-  readonly ids: PackedIds;
-  /** Ids without a control whose legacy fields are not both false, by `legacyCode`. */
-  readonly marked: Map<number, PackedIds>;
-  readonly holders: string;
-  readonly bytes: number;
-}
-
-const holdsSellOnly = (controls: readonly { readonly type: string }[]) =>
-  controls.some((c) => c.type === "SELL_ONLY");
-
-/** The findings stage looks at a valid candidate (a flag true) and at a SELL_ONLY holder. */
-const isCandidate = (s: SourceState | undefined) =>
-  s?.valid === true && (s.userDisabled || s.adminDisabled);
-
-function stateRow(
-  identityId: string,
-  source: SourceState | undefined,
-  observed: Omit<StoredObservation, "identity_id">,
-): IdentityStateRow {
-  const valid = source?.valid === true ? source : null;
-  return {
-    identity_id: identityId,
-    user_disabled: valid ? valid.userDisabled : null,
-    admin_disabled: valid ? valid.adminDisabled : null,
-    has_source: valid !== null,
-    ...observed,
-  };
-}
-
-const asObserved = (controls: readonly NewSnapshotControl[]) =>
-  controls.map((c) => ({
-    control_id: c.control_id,
-    type: c.type,
-    set_by: c.set_by,
-    set_by_raw: c.set_by_raw,
-    is_overridable: c.is_overridable,
-  }));
-
-/**
- * What is observed of the candidates no page listed, from what reading them by id answered (after
- * a bulk listing, "not found" without a read): the snapshot rows stored with their findings.
- */
-function observeUnlisted(runId: string, reads: readonly ReadIdentity[]) {
-  const observed: StoredObservation[] = [];
-  const identities: NewSnapshotIdentity[] = [];
-  const controls: NewSnapshotControl[] = [];
-  let notFound = 0;
-  for (const r of reads) {
-    if (r.status === "found") {
-      const row = snapshotIdentity(runId, r.identity);
-      identities.push(row);
-      controls.push(...r.identity.controls);
-      observed.push({
-        identity_id: r.identity.id,
-        status: "found",
-        error: null,
-        platform_user_disabled: row.platform_user_disabled ?? null,
-        platform_admin_disabled: row.platform_admin_disabled ?? null,
-        controls: asObserved(r.identity.controls),
-      });
-      continue;
-    }
-    if (r.status === "not_found") notFound += 1;
-    const row = { run_id: runId, identity_id: r.id, status: r.status, error: r.error };
-    identities.push(row);
-    observed.push({
-      ...row,
-      platform_user_disabled: null,
-      platform_admin_disabled: null,
-      controls: [],
-    });
-  }
-  return { observed, snapshot: { identities, controls }, notFound };
-}
 
 /**
  * Starts the findings of one run's listing. Hand `index` to the source pass, `page` to the
@@ -253,36 +108,12 @@ export function startFindingsStream(
   let listingOver = false;
   let closed = false;
   let failure: { err: unknown } | null = null;
-  let lookupBase: Promise<number> | null = null;
-  let lookupSeq = 0;
 
   const rethrow = () => {
     if (failure) throw failure.err;
   };
 
-  /**
-   * Looks up, by id, the source rows of SELL_ONLY holders the source pass did not keep, stores
-   * them (negative `seq`, allocated here so that concurrent pages never share one) and tells the
-   * index.
-   */
-  async function lookUpOutside(observed: readonly StoredObservation[]): Promise<void> {
-    const outside = observed
-      .filter(
-        (o) =>
-          (holdsSellOnly(o.controls) || platformMarks(o)) && index.get(o.identity_id) === undefined,
-      )
-      .map((o) => o.identity_id);
-    if (outside.length === 0) return;
-    lookupBase ??= maxLookupSeq(db, runId);
-    const base = await lookupBase;
-    const found = await lookupSourceRows(db, ctx.source, outside);
-    const keep = [];
-    for (const [id, rows] of found) {
-      for (const row of rows) keep.push(sourceRecord(runId, base - ++lookupSeq, row));
-      index.set(id, sourceStateOf(rows));
-    }
-    await insertSourceRows(db, keep);
-  }
+  const lookUpOutside = outsideSourceLookup(db, ctx.source, runId, index);
 
   /** Classifies observed identities (candidates and SELL_ONLY holders) and stores the findings. */
   async function classify(
@@ -311,24 +142,9 @@ export function startFindingsStream(
 
   /** Before the source rows are stored, within `memoryBytes`: the page waits in memory. */
   function holdPage(identities: readonly ListedIdentity[]): void {
-    const ids = new PackedIds();
-    const marked = new Map<number, PackedIds>();
-    const holders: ListedIdentity[] = [];
-    for (const i of identities) {
-      if (i.controls.length > 0) holders.push(i);
-      else if (!legacySaid(i.legacy)) ids.push(i.id);
-      else {
-        const code = legacyCode(i.legacy);
-        const bucket = marked.get(code) ?? new PackedIds();
-        marked.set(code, bucket);
-        bucket.push(i.id);
-      }
-    }
-    const text = JSON.stringify(holders.map(packHolder));
-    let bytes = 128 + ids.bytes + text.length;
-    for (const bucket of marked.values()) bytes += bucket.bytes;
-    held.push({ ids, marked, holders: text, bytes });
-    heldBytes += bytes;
+    const page = packHeldPage(identities);
+    held.push(page);
+    heldBytes += page.bytes;
   }
 
   /** Classifies the pages held in memory, oldest first, freeing each as it goes. */
@@ -344,66 +160,20 @@ export function startFindingsStream(
       if (!listingOver) await new Promise<void>((resolve) => setImmediate(resolve));
       const pages = held.splice(0, listingOver ? RELEASE_PAGES_AFTER_LISTING : 1);
       if (pages.length === 0) return;
-      const identities: ListedIdentity[] = [];
-      for (const page of pages) {
-        heldBytes -= page.bytes;
-        for (const h of JSON.parse(page.holders) as PackedHolder[]) {
-          identities.push(unpackHolder(h, runId));
-        }
-        for (const id of page.ids.toArray()) identities.push({ id, controls: NO_CONTROLS });
-        for (const [code, bucket] of page.marked) {
-          const legacy = legacyOfCode(code);
-          for (const id of bucket.toArray()) identities.push({ id, controls: NO_CONTROLS, legacy });
-        }
-      }
+      for (const page of pages) heldBytes -= page.bytes;
+      const identities = unpackHeldPages(pages, runId);
       const classified = await classifyPage(identities);
       counts.asListed += classified;
       counts.held += classified;
     }
   }
 
-  /** Before the source rows are stored, past `memoryBytes`: holders with their controls, the rest put aside. */
-  async function stagePage(identities: readonly ListedIdentity[]): Promise<void> {
-    const held: NewSnapshotIdentity[] = [];
-    const aside: { run_id: string; identity_id: string }[] = [];
-    const controls: NewSnapshotControl[] = [];
-    for (const i of identities) {
-      if (i.controls.length > 0 || legacyTrue(i.legacy)) {
-        held.push(snapshotIdentity(runId, i));
-        controls.push(...i.controls);
-      } else aside.push({ run_id: runId, identity_id: i.id });
-    }
-    const stage = stageWrite(aside);
-    const writes = snapshotWrites(held, controls);
-    if (stage) writes.push(stage);
-    await chainWrites(writes)?.execute(db);
-  }
-
   /** After: the page and the source index say everything; one transaction stores both. */
   async function classifyPage(page: readonly ListedIdentity[]): Promise<number> {
     // Claimed before any await: pages classified side by side never both take an identity.
     const identities = once.claim(page);
-    const stored: NewSnapshotIdentity[] = [];
-    const controls: NewSnapshotControl[] = [];
-    const observed: StoredObservation[] = [];
-    for (const i of identities) {
-      const source = index.get(i.id);
-      // A listed identity with no control that the source does not hold matters to no finding,
-      // unless the platform's legacy fields mark it (its source row is looked up).
-      if (i.controls.length === 0 && source === undefined && !legacyTrue(i.legacy)) continue;
-      const row = snapshotIdentity(runId, i);
-      stored.push(row);
-      controls.push(...i.controls);
-      observed.push({
-        identity_id: i.id,
-        status: "found",
-        error: null,
-        platform_user_disabled: row.platform_user_disabled ?? null,
-        platform_admin_disabled: row.platform_admin_disabled ?? null,
-        controls: asObserved(i.controls),
-      });
-    }
-    return classify(observed, { identities: stored, controls });
+    const { observed, snapshot } = observeListed(runId, identities, index);
+    return classify(observed, snapshot);
   }
 
   async function catchUpListed(): Promise<void> {
@@ -440,7 +210,7 @@ export function startFindingsStream(
       }
       spilled += identities.length;
       // Added in the same tick as the check above, so `sourceComplete` waits for this page.
-      const write = stagePage(identities);
+      const write = stagePage(db, runId, identities);
       staging.add(write);
       try {
         await write;

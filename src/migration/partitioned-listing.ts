@@ -7,13 +7,7 @@
 
 import { IDENTITY_PATHS, MAX_PAGE_SIZE } from "../contract/index.ts";
 import type { Logger } from "../log.ts";
-import {
-  backoffDelayMs,
-  type Identity,
-  type ListIdentitiesOptions,
-  PlatformError,
-  sleep,
-} from "../platform/index.ts";
+import { type Identity, type ListIdentitiesOptions, PlatformError } from "../platform/index.ts";
 import {
   acceptPage,
   addWalker,
@@ -21,10 +15,10 @@ import {
   grow,
   newWindow,
   remaining,
-  replaceWalker,
   type Walker,
   type Window,
 } from "./listing-windows.ts";
+import { ask, iso, walkWithRetries } from "./window-walk.ts";
 
 export interface PartitionedListingOptions {
   /** The client's listing (`client.listIdentities`); each window pages it with its own cursor. */
@@ -71,11 +65,6 @@ export interface ListingStats {
   readonly createdAtMin: string | null;
   readonly createdAtMax: string | null;
 }
-
-const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : undefined);
-
-const retryable = (err: unknown) =>
-  err instanceof PlatformError && err.classification === "retryable";
 
 /**
  * Reads the whole listing exactly once, in as many windows as the latency needs, and resolves
@@ -184,17 +173,6 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
     return true;
   }
 
-  /**
-   * Asks for a cursor's next page. The page travels while the one before it is stored, so its
-   * failure may come before anyone awaits it: observed at once, it is not an unhandled rejection
-   * (which would kill the process) but the rejection the walk meets when it awaits the page.
-   */
-  const ask = (gen: AsyncGenerator<Identity[]>) => {
-    const page = gen.next();
-    page.catch(() => {});
-    return page;
-  };
-
   async function walkOnce(walker: Walker): Promise<void> {
     const gen = o.list({
       limit: pageSize,
@@ -241,32 +219,16 @@ export async function listPartitioned(o: PartitionedListingOptions): Promise<Lis
     }
   }
 
-  async function walk(first: Walker): Promise<void> {
-    let walker = first;
-    let failures = 0;
-    for (;;) {
-      const before = walker.pages;
-      try {
-        await walkOnce(walker);
-        return;
-      } catch (err) {
-        if (!retryable(err) || signal.aborted) throw err;
-        failures = walker.pages > before ? 1 : failures + 1;
-        if (failures >= attempts) throw err;
-        const from = walker.order === "ASC" ? walker.window.ascPos : walker.window.descPos;
-        o.logger?.warn(
-          `Listing window ${iso(walker.window.lo) ?? "start"} … ${iso(walker.window.hi) ?? "end"} failed (${(err as Error).message}); reading it again alone, ${walker.order} from ${iso(from) ?? "its end"} (attempt ${failures + 1} of ${attempts})`,
-        );
-        await sleep(
-          backoffDelayMs(failures, { baseMs: o.retryBaseMs ?? 250, capMs: 10_000 }),
-          signal,
-        );
-        if (walker.window.done) return;
-        walker = replaceWalker(walker);
+  const walk = (first: Walker) =>
+    walkWithRetries(first, walkOnce, {
+      attempts,
+      retryBaseMs: o.retryBaseMs,
+      logger: o.logger,
+      signal,
+      onRetry: () => {
         retries += 1;
-      }
-    }
-  }
+      },
+    });
 
   function start(walker: Walker): void {
     active += 1;

@@ -12,7 +12,6 @@ import type { HoldConfig } from "../config.ts";
 import { insideWindow, nextWindowChange } from "../daily-window.ts";
 import {
   acknowledgeRunControl,
-  type ControlChange,
   currentRequester,
   getRunControl,
   lastRunEvent,
@@ -28,6 +27,7 @@ import { PATHS, type PlatformClient } from "../platform/index.ts";
 import type { LocalChannel, LocalRequest } from "./local-channel.ts";
 import { answerLocalReads, type LocalChangeRequest } from "./local-reads.ts";
 import { type LiveReport, readRunStatus } from "./run-status.ts";
+import { describeChange } from "./steering-words.ts";
 import { WriteGate } from "./write-gate.ts";
 
 /** How often the control row, the throttle file and the window are looked at. */
@@ -56,19 +56,6 @@ export interface ActionControl {
   readonly gate: WriteGate;
   noteWritesStarted(): void;
   noteDone(): void;
-}
-
-/**
- * The words a steering command answers with.
- *
- * @example
- *   describeChange("r1", { kind: "set_rate", rate: 5 }) // "Run r1's write budget is now 5 requests/s."
- */
-export function describeChange(runId: string, change: ControlChange): string {
-  if (change.kind === "pause")
-    return `Run ${runId} paused: no new write is sent; requests in flight finish. Continue with: controls-migrate continue ${runId}`;
-  if (change.kind === "continue") return `Run ${runId} continues writing.`;
-  return `Run ${runId}'s write budget is now ${change.rate} requests/s.`;
 }
 
 /**

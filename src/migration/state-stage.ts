@@ -7,11 +7,8 @@ import { countSource } from "../db/source-reader.ts";
 import { UserError } from "../errors.ts";
 import type { PlatformClient } from "../platform/index.ts";
 import { computeFindings, type FindingsOptions } from "./findings.ts";
-import {
-  type FindingsStream,
-  type FindingsStreamCounts,
-  startFindingsStream,
-} from "./findings-stream.ts";
+import { startFindingsStream } from "./findings-stream.ts";
+import type { FindingsStream, FindingsStreamCounts } from "./findings-stream-types.ts";
 import { readIdentities, readLegacyWhereNeeded } from "./identity-reads.ts";
 import type { WaitPolicy } from "./platform-wait.ts";
 import { createProgress } from "./progress.ts";

@@ -10,11 +10,11 @@ import { type Sandbox, startSandbox } from "controls-sandbox";
 import { sql } from "kysely";
 import { loadPlatformConfig, loadSourceConfig } from "../../src/config.ts";
 import { silentLogger } from "../../src/log.ts";
-import {
-  type FindingsStream,
-  type FindingsStreamCounts,
-  startFindingsStream,
-} from "../../src/migration/findings-stream.ts";
+import { startFindingsStream } from "../../src/migration/findings-stream.ts";
+import type {
+  FindingsStream,
+  FindingsStreamCounts,
+} from "../../src/migration/findings-stream-types.ts";
 import { readIdentities } from "../../src/migration/identity-reads.ts";
 import { createProgress } from "../../src/migration/progress.ts";
 import { listPlatform, type SnapshotContext } from "../../src/migration/snapshot.ts";

@@ -1,10 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  type RunSummary,
-  renderSummaryMarkdown,
-  renderSummaryTable,
-} from "../../src/reports/summary.ts";
+import { type RunSummary, renderSummaryTable } from "../../src/reports/summary.ts";
+import { renderSummaryMarkdown } from "../../src/reports/summary-markdown.ts";
 
 const base: RunSummary = {
   run_id: "20261122-101500-ab12",
