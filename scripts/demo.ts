@@ -93,7 +93,7 @@ function conclude(
     );
   logger.info(
     leftover === 0
-      ? "Final reconcile: no client-side work left. What remains is report-only (platform-owned controls, drift, bad rows)."
+      ? "Final reconcile: every missing client control is created. What is left is to read or decide in the report (drift, bad rows, platform-owned findings); the demo prunes nothing."
       : `Final reconcile still sees ${leftover} missing client controls`,
   );
   return leftover === 0 ? ExitCode.ok : ExitCode.actionsFailed;
