@@ -6,7 +6,8 @@ import { parseBool, type Query } from "../input/query-params.ts";
 import { seeding } from "../input/seed-input.ts";
 import { ADMIN_PREFIX } from "../paths.ts";
 import { identityApi } from "./identity-api.ts";
-import { type SeedRow, syntheticSeedRows } from "./identity-seed.ts";
+import { syntheticSeedRows } from "./identity-seed.ts";
+import type { SeedRow } from "./seed-row.ts";
 import type { AddControlInput, SeedIdentity } from "./types.ts";
 
 function num(v: unknown, name: string): number | undefined {

@@ -1,7 +1,8 @@
 import type { SandboxContext } from "../context.ts";
 import { stripUndefined } from "../gateway/faults.ts";
-import { type SeedRow, seedStore } from "./identity-seed.ts";
+import { seedStore } from "./identity-seed.ts";
 import { isClientSetBy } from "./identity-store.ts";
+import type { SeedRow } from "./seed-row.ts";
 import type { AddControlInput, ControlRecord, IdentityApi } from "./types.ts";
 
 function addControl(ctx: SandboxContext, identityId: string, c: AddControlInput): ControlRecord {
