@@ -53,7 +53,23 @@ export async function main(args: string[]): Promise<void> {
     )
     .fail((msg, err, y) => usage.failUsage(args, msg, err, y));
   for (const c of await commandsFor(args)) parser = parser.command(c);
+  skipHelpCache(parser);
   await parser.parseAsync();
+}
+
+/**
+ * yargs renders a command's whole help right after starting its handler, only to keep it for a
+ * later failure message; ours are printed by `failUsage`, which renders help itself when it needs
+ * it. That rendering (cliui and wrap-ansi over about 60 options) was a fifth of every command's
+ * start-up CPU, so it is skipped. Internal to yargs (pinned major), hence the guard: if the hook
+ * moves, help is cached again and nothing else changes.
+ */
+function skipHelpCache(parser: object): void {
+  type Internals = {
+    getInternalMethods?: () => { getUsageInstance?: () => Record<string, unknown> };
+  };
+  const usage = (parser as Internals).getInternalMethods?.().getUsageInstance?.();
+  if (usage && typeof usage.cacheHelpMessage === "function") usage.cacheHelpMessage = () => {};
 }
 
 /**
