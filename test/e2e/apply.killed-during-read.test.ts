@@ -23,24 +23,18 @@ async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
   }
 }
 
-/** The pending actions journaled so far, read from the journal (PostgreSQL only). */
-async function pendingNow(target: TestTarget): Promise<number> {
-  const h = await target.open();
-  try {
-    const r = await sql<{ n: string }>`select count(*) as n from controls_migration.actions
-      where status = 'pending'`.execute(h.db);
-    return Number(r.rows[0]?.n ?? 0);
-  } finally {
-    await h.close();
-  }
-}
-
-/** Waits until the running apply has journaled pending actions: a journal row (PostgreSQL). */
-async function waitForPendingActions(target: TestTarget): Promise<void> {
+/**
+ * Waits until the running apply has journaled pending actions, as `status --json` reports them:
+ * from the journal on PostgreSQL, through the run's read-stage channel on PGlite (the run holds
+ * the data folder).
+ */
+async function waitForPendingActions(target: TestTarget, env: Record<string, string>) {
   const end = Date.now() + 240_000;
-  while ((await pendingNow(target)) === 0) {
-    if (Date.now() > end) throw new Error("no pending action journaled in 240 s");
-    await new Promise((r) => setTimeout(r, 50));
+  for (;;) {
+    const r = await runCli(["status", "--json", ...target.args], env);
+    const pending = r.code === 0 ? Number(JSON.parse(r.stdout).actions?.pending ?? 0) : 0;
+    if (pending > 0) return;
+    if (Date.now() > end) throw new Error(`no pending action journaled in 240 s: ${r.stderr}`);
   }
 }
 
@@ -76,16 +70,9 @@ for (const backend of backends) {
       const child = spawnCli(["apply", ...slow], env);
       const done = collect(child);
       await waitFor(() => listed(sandbox) >= 3, 240_000);
-      if (backend.name === "postgres") {
-        // The listing's next requests go unanswered until the journal shows pending actions.
-        sandbox.setFaults({ hangRate: 1 });
-        await waitForPendingActions(target);
-      } else {
-        // NOT event-driven yet (issue 32): PGlite's folder is the run's, no status file exists
-        // before the write phase, and at the listing's 4th page nothing is journaled yet on
-        // disk. Until the run reports its read phase, this keeps main's 300 ms.
-        await new Promise((r) => setTimeout(r, 300));
-      }
+      // The listing's next requests go unanswered until the journal shows pending actions.
+      sandbox.setFaults({ hangRate: 1 });
+      await waitForPendingActions(target, env);
       child.kill("SIGKILL");
       sandbox.setFaults({ hangRate: 0 });
       const killed = await done;
