@@ -5,7 +5,6 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Sandbox } from "controls-sandbox";
 import { startSandbox } from "controls-sandbox";
-import { sql } from "kysely";
 import { runCli } from "../helpers/cli.ts";
 import {
   craftPlatform,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { READ_ONLY_SCOPES, type Sandbox, SCOPES, startSandbox } from "../../src/index.ts";
+import { type Sandbox, SCOPES, startSandbox } from "../../src/index.ts";
 import {
   adminOk,
   DEPOSIT_ADDRESSES,
@@ -11,7 +11,15 @@ import {
   rulePath,
   send,
 } from "../helpers/sandbox-api.ts";
-import { type Answer, assertProblem, requestToken, tokenFor } from "../helpers/sandbox-http.ts";
+import {
+  type Answer,
+  assertProblem,
+  CONTROLS,
+  call,
+  IDENTITIES,
+  requestToken,
+  tokenFor,
+} from "../helpers/sandbox-http.ts";
 
 const NEW_SCOPES = [
   SCOPES.readQuoteExecution,
@@ -21,7 +29,7 @@ const NEW_SCOPES = [
   SCOPES.writeOrchestrationRule,
 ];
 
-describe("sandbox bearer tokens and scopes on quote executions, orders, transfers, addresses and rules", () => {
+describe("sandbox bearer tokens and scopes on every endpoint: identities, controls, quote executions, orders, transfers, addresses and rules", () => {
   let sandbox: Sandbox;
   let orderId: string;
   let ruleId: string;
@@ -29,7 +37,16 @@ describe("sandbox bearer tokens and scopes on quote executions, orders, transfer
   let endpoints: { scope: string; name: string; call: (token?: string) => Promise<Answer> }[];
 
   before(async () => {
-    sandbox = await startSandbox({ rateLimitRps: 0, tokenRateLimitRps: 0 });
+    sandbox = await startSandbox({ identities: 50, rateLimitRps: 0, tokenRateLimitRps: 0 });
+    const identityIds: string[] = (
+      await call(sandbox, await tokenFor(sandbox), "GET", IDENTITIES)
+    ).body.items.map((i: { id: string }) => i.id);
+    const identityId = identityIds[0]!;
+    // Each successful create takes a fresh identity, each successful delete a fresh control.
+    let nextCreate = 1;
+    const deletable = identityIds
+      .slice(25)
+      .map((id) => sandbox.addControl(id, { type: "DORMANT" }).id);
     await adminOk(sandbox, "POST", "/balances", {
       items: [
         { profile_id: "p1", asset: "BTC", amount: "100" },
@@ -58,6 +75,43 @@ describe("sandbox bearer tokens and scopes on quote executions, orders, transfer
     ruleId = ruleIds[0]!;
     let nextRule = 1;
     endpoints = [
+      {
+        scope: SCOPES.readIdentity,
+        name: "GET identities",
+        call: (t) => call(sandbox, t, "GET", IDENTITIES),
+      },
+      {
+        scope: SCOPES.readIdentity,
+        name: "GET identity",
+        call: (t) => call(sandbox, t, "GET", `${IDENTITIES}/${identityId}`),
+      },
+      {
+        scope: SCOPES.readControl,
+        name: "GET identity controls",
+        call: (t) => call(sandbox, t, "GET", CONTROLS, { query: { identity_id: identityId } }),
+      },
+      {
+        scope: SCOPES.writeControl,
+        name: "POST identity control",
+        call: async (t) => {
+          const res = await call(sandbox, t, "POST", CONTROLS, {
+            body: { identity_id: identityIds[nextCreate], type: "SELL_ONLY", reason_code: "OTHER" },
+          });
+          if (res.status === 200) nextCreate++;
+          return res;
+        },
+      },
+      {
+        scope: SCOPES.writeControl,
+        name: "DELETE identity control",
+        call: async (t) => {
+          const res = await call(sandbox, t, "DELETE", CONTROLS, {
+            query: { control_id: deletable[0]! },
+          });
+          if (res.status === 200) deletable.shift();
+          return res;
+        },
+      },
       {
         scope: SCOPES.readQuoteExecution,
         name: "GET quote-executions",
@@ -132,13 +186,17 @@ describe("sandbox bearer tokens and scopes on quote executions, orders, transfer
     );
   });
 
-  it("serves the read-only client the reads and refuses it the transfer and the rule deletion", async () => {
+  it("serves the read-only client every read and refuses it every write with 403: control create and delete, transfer, rule deletion", async () => {
     const token = await tokenFor(sandbox, { readOnly: true });
+    const writesBefore = sandbox.stats().writes;
+    const writes = endpoints.filter((e) => !e.scope.includes(":read_"));
+    assert.ok(writes.length >= 4, `write endpoints: ${writes.map((e) => e.name)}`);
     for (const e of endpoints) {
       const res = await e.call(token);
       if (e.scope.includes(":read_")) assert.equal(res.status, 200, `${e.name}: ${res.text}`);
       else assertProblem(res, 403, new RegExp(e.scope));
     }
+    assert.deepEqual(sandbox.stats().writes, writesBefore, "no refused write wrote a control");
   });
 
   it("answers 401 problems on every new endpoint without a token or with an unknown one", async () => {
