@@ -4,7 +4,7 @@
  * its findings found → left, its outcomes coloured by meaning, its steering events as labelled
  * marks on the requests chart, x-axis labels that never repeat, and a diff table whose every
  * column fits the window. A reconcile after it is drawn too. Screenshots go to
- * $CONTROLS_SCREENSHOT_DIR when set (a git-ignored or outside folder), else a temp folder.
+ * $CONTROLS_TEST_SCREENSHOTS when set (a git-ignored or outside folder), else a temp folder.
  */
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -49,7 +49,7 @@ for (const backend of backends) {
     before(async () => {
       rig = await startCliRig(backend, { identities: N, seed: SEED, sandbox: { latencyMs: 5 } });
       dir = mkdtempSync(join(tmpdir(), "cm-story-"));
-      shots = process.env.CONTROLS_SCREENSHOT_DIR ?? join(dir, "shots");
+      shots = process.env.CONTROLS_TEST_SCREENSHOTS || join(dir, "shots");
       mkdirSync(shots, { recursive: true });
       const from = Date.now();
       const out = join(dir, "apply");

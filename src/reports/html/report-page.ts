@@ -42,6 +42,10 @@ export interface HtmlReportInput {
   readonly invalidRowSeqs?: readonly number[];
 }
 
+/** A column label that may wrap after its underscores and spaces in a narrow column. */
+const breakable = (label: string) =>
+  label.split(/(?<=[_ ])/).map((part, i) => (i === 0 ? part : html`<wbr>${part}`));
+
 /** The diff table's columns, in the order of each row array of `#diff-data`. */
 export const TABLE_COLUMNS = [
   { key: "identity_id", label: "identity" },
@@ -144,7 +148,7 @@ ${changesSection(i)}
 <label>Text <input id="filter-text" type="search" placeholder="identity, control id, error..."></label>
 </div>
 <p id="diff-status" class="muted" aria-live="polite">The table needs JavaScript; diff.csv holds every row.</p>
-<div class="scroll"><table id="diff"><thead><tr>${TABLE_COLUMNS.map((c) => html`<th scope="col"><button type="button">${c.label}</button></th>`)}</tr></thead><tbody></tbody></table></div>
+<div class="scroll"><table id="diff"><thead><tr>${TABLE_COLUMNS.map((c) => html`<th scope="col" title="${c.label}"><button type="button">${breakable(c.label)}</button></th>`)}</tr></thead><tbody></tbody></table></div>
 <div class="pager"><button type="button" id="page-prev">Previous</button><button type="button" id="page-next">Next</button></div></section>
 <script type="application/json" id="diff-data">{"columns":${new SafeHtml(JSON.stringify(TABLE_COLUMNS))},"rows":[`;
   return head.value;

@@ -31,7 +31,7 @@ td{unicode-bidi:isolate;overflow-wrap:break-word}
 #diff{table-layout:fixed}
 #diff td{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;cursor:pointer}
 #diff td.open{white-space:normal;overflow-wrap:anywhere;background:var(--soft)}
-#diff th{overflow:hidden;text-overflow:ellipsis}
+#diff th{overflow:hidden;vertical-align:bottom;white-space:normal}#diff th button{white-space:normal;text-align:left}
 #diff th:nth-child(1){width:17%}#diff th:nth-child(2),#diff th:nth-child(3){width:4.5%}
 #diff th:nth-child(4){width:11%}#diff th:nth-child(5){width:8%}#diff th:nth-child(6){width:12%}
 #diff th:nth-child(7){width:7%}#diff th:nth-child(8){width:5%}#diff th:nth-child(9){width:14%}
