@@ -26,7 +26,7 @@ function revertQuestion(
   limit: number | undefined,
   platform: { apiUrl: string } | undefined,
 ): string {
-  const { sent, total, rest } = limitedWrites(writes, limit, "revert");
+  const { sent, total, rest } = limitedWrites(writes, limit, "revert --resume");
   const what =
     sent < total
       ? `undo ${sent} of the ${total} writes it made (${writes.deletes} controls it created to delete, ${writes.creates} it pruned to create back; --limit ${limit}${rest})`

@@ -223,7 +223,7 @@ export const revertOptions = {
     schema: numberSchema({ whole: true, min: 1 }),
     kind: "string",
     group: "revert",
-    help: "Revert only the first N controls; a later revert of the same run does the rest.",
+    help: "Revert only the first N writes; the rest stay pending for `revert RUN_ID --resume REVERT_ID` (the summary prints the command).",
   }),
 } as const;
 

@@ -192,7 +192,8 @@ async function runPending(
   const cap = ctx.options.run.limit ?? Number.POSITIVE_INFINITY;
   const state: { started: number; failure?: unknown } = { started: 0 };
   ctx.progress.start(ctx.undo ? "revert" : "apply", Math.min(total, cap), {
-    rateCap: () => control.gate.rate,
+    // The budget status shows, read at each refresh: a set-rate or a 429's halving at once.
+    rateCap: () => control.budget(),
   });
   try {
     // p-map pulls the next action only when a place is free, so memory stays flat and a cancel

@@ -9,6 +9,21 @@ export const RATE_WINDOW_MS = 5_000;
 const BUCKET_MS = 250;
 
 /**
+ * The write rate shown, by `status` and by the progress line alike: the measured one, never above
+ * the budget in force. A measured average runs ahead of a budget just lowered (`set-rate`, a 429's
+ * halving) or after a burst (a pause's end), and no more can be sent than the budget allows from
+ * now on. A budget of 0 or less (none known) caps nothing.
+ *
+ * @example
+ *   shownRate(49, 40); // 40
+ *   shownRate(12.3, 40); // 12.3
+ */
+export function shownRate(measured: number, budget: number): number {
+  const rate = Math.max(0, measured);
+  return budget > 0 ? Math.min(rate, budget) : rate;
+}
+
+/**
  * Counts ticks in 250 ms buckets over the last {@link RATE_WINDOW_MS}.
  *
  * @example
@@ -30,8 +45,8 @@ export class RateMeter {
   }
 
   /**
-   * Ticks per second over the window (or since the start, when younger), at most `cap` when the
-   * phase has a budget in force.
+   * Ticks per second over the window (or since the start, when younger), capped by
+   * {@link shownRate} at `cap`, the budget in force, when the phase has one.
    */
   perSecond(nowMs: number, cap: number | null = null): number {
     const from = Math.max(this.#startedMs, nowMs - RATE_WINDOW_MS);
@@ -39,7 +54,7 @@ export class RateMeter {
     let n = 0;
     for (const [k, v] of this.#buckets) if (k >= oldest) n += v;
     const rate = n / Math.max(1, (nowMs - from) / 1000);
-    return cap === null ? rate : Math.min(rate, cap);
+    return shownRate(rate, cap ?? 0);
   }
 }
 

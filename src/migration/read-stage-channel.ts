@@ -1,6 +1,7 @@
 /**
  * The local channel of an embedded (PGlite) database before and after a run writes: while it
- * reads the source and the platform's state (and while it writes its reports), `status`, `runs`,
+ * reads the source and the platform's state (a revert: its journal, and what a crash left in
+ * doubt), and while it writes its reports, `status`, `runs`,
  * `show` and `report` from a second terminal cannot open the data folder the run holds. This keeps
  * the status file fresh and answers their read requests from the run's own database handle, as
  * the executor's `RunControl` does while it writes; it is suspended meanwhile, so that one poller
@@ -86,7 +87,7 @@ export class ReadStageChannel {
       for (const change of await answerLocalReads(channel, this.db, this.logger, requests)) {
         await channel.reply(change, {
           ok: false,
-          message: `Run ${this.runId} is not writing yet (it reads the source and the platform's state, or writes its reports): pause, continue and set-rate act while it writes.`,
+          message: `Run ${this.runId} is not writing now (it reads the source, the platform's state or the journal to revert, or writes its reports): pause, continue and set-rate act while it writes.`,
         });
       }
     } catch (err) {

@@ -5,69 +5,42 @@
  * executed by the executor like an apply's, with in_flight before each request, outcomes in doubt
  * verified, steering, `--limit` and `--resume`.
  */
-import type { HoldConfig, PlatformConfig, RevertConfig } from "../config.ts";
-import type { DatabaseHandle } from "../db/connect.ts";
-import { countNotFinal, countPendingByAction, skipPending } from "../db/journal-queries.ts";
+import { countPendingByAction, skipPending } from "../db/journal-queries.ts";
 import { ensureSchema } from "../db/migrate.ts";
 import { countRevertWrites } from "../db/revert-diff-queries.ts";
-import {
-  countLimited,
-  journalRevert,
-  recreatedControls,
-  reopenLimited,
-  revertsOf,
-} from "../db/revert-queries.ts";
+import { countLimited, recreatedControls } from "../db/revert-queries.ts";
 import { acquireRunLock } from "../db/run-lock.ts";
 import {
-  claimRun,
   finishRun,
-  getRun,
-  insertRun,
   latestRunningWriter,
   markStaleRunsInterrupted,
-  newRunId,
   touchRun,
 } from "../db/run-queries.ts";
-import type { Run } from "../db/schema.ts";
 import { UserError } from "../errors.ts";
-import type { Logger } from "../log.ts";
-import type { ClientMetrics, PlatformClient } from "../platform/index.ts";
-import type { RunSummary } from "../reports/summary.ts";
-import { TOOL_VERSION } from "../version.ts";
+import type { ClientMetrics } from "../platform/index.ts";
 import { executeActions, resolveInDoubt } from "./executor.ts";
 import type { ExecutorContext } from "./executor-context.ts";
 import { closingStatus, exitCodeFor } from "./exit-code.ts";
-import type { Progress } from "./progress.ts";
+import { ReadStageChannel } from "./read-stage-channel.ts";
 import { reportDir, writeRunReport } from "./report.ts";
+import {
+  claimNewRevert,
+  claimResumedRevert,
+  journalNewRevert,
+  revertableRun,
+} from "./revert-claim.ts";
+import {
+  type RevertDeps,
+  type RevertOptions,
+  type RevertResult,
+  revertResumeCommand,
+} from "./revert-context.ts";
 import { declineRevert, RevertDeclined } from "./revert-declined.ts";
 import { HEARTBEAT_MS } from "./run-lifecycle.ts";
 import { buildRunSummary, readRunFigures, tallyOf } from "./run-summary.ts";
 
-export interface RevertDeps {
-  readonly handle: DatabaseHandle;
-  /** Absent for a dry run, which sends nothing. */
-  readonly client?: PlatformClient;
-  readonly logger: Logger;
-  readonly progress: Progress;
-  readonly signal?: AbortSignal;
-  readonly confirm: (writes: { creates: number; deletes: number }) => Promise<boolean>;
-  readonly localChannelDir?: string;
-  readonly onRunStarted?: (runId: string) => void;
-}
-
-export interface RevertOptions {
-  readonly ofRunId: string;
-  readonly revert: RevertConfig & HoldConfig;
-  readonly platform?: PlatformConfig;
-  /** Where reports go (`--out`), else `reports/<run-id>/`. */
-  readonly out?: string;
-}
-
-export interface RevertResult {
-  readonly summary: RunSummary;
-  readonly exitCode: number;
-  readonly resumeCommand?: string;
-}
+export type { RevertDeps, RevertOptions, RevertResult } from "./revert-context.ts";
+export { revertResumeCommand } from "./revert-context.ts";
 
 const NO_METRICS: ClientMetrics = {
   endpoints: {},
@@ -75,10 +48,6 @@ const NO_METRICS: ClientMetrics = {
   budgets: {},
   series: [],
 };
-
-/** The command that continues revert `revertId` of run `ofRunId`. */
-export const revertResumeCommand = (ofRunId: string, revertId: string) =>
-  `controls-migrate revert ${ofRunId} --resume ${revertId} --yes`;
 
 /**
  * Reverts run `o.ofRunId` (or resumes one of its reverts), holding the writer lock.
@@ -104,120 +73,64 @@ export async function runRevert(deps: RevertDeps, o: RevertOptions): Promise<Rev
     const of = await revertableRun(deps, o.ofRunId);
     const startedMs = Date.now();
     const id = o.revert.resume
-      ? await claimResumed(deps, o, o.revert.resume)
-      : await claimNew(deps, o, of);
+      ? await claimResumedRevert(deps, o, o.revert.resume)
+      : await claimNewRevert(deps, o, of);
     deps.onRunStarted?.(id);
-    // The heartbeat tells `runs` and `status` the revert is alive, as for apply (run-lifecycle.ts).
-    const heartbeat = setInterval(() => void touchRun(db, id).catch(() => {}), HEARTBEAT_MS);
-    heartbeat.unref();
-    try {
-      if (!o.revert.dryRun) await execute(deps, o, id);
-      else await skipPending(db, id, "dry_run");
-      return await finish(deps, o, id, startedMs);
-    } catch (err) {
-      const interrupted = deps.signal?.aborted === true;
-      if (err instanceof RevertDeclined) throw err; // recorded `declined` already
-      await finishRun(db, id, {
-        status: interrupted ? "interrupted" : "failed",
-        exitCode: interrupted ? 130 : 1,
-        error: err instanceof Error ? err.message : String(err),
-      }).catch(() => {});
-      throw err;
-    } finally {
-      clearInterval(heartbeat);
-    }
+    return await runClaimed(deps, o, id, startedMs);
   } finally {
     await lock.release();
   }
 }
 
-/** The run to revert: a finished apply or reconcile, not yet reverted. */
-async function revertableRun(deps: RevertDeps, ofRunId: string): Promise<Run> {
+/**
+ * Revert `id`, claimed: journaled (when new), executed (or, dry, skipped) and reported, with the
+ * heartbeat on and a failure recorded on the run. On PGlite the read commands (`runs`, `show`,
+ * `report`, `status`) are answered through the local channel all along: by this process's
+ * {@link ReadStageChannel} while it reads and reports, by the executor's steering while it writes.
+ */
+async function runClaimed(
+  deps: RevertDeps,
+  o: RevertOptions,
+  id: string,
+  startedMs: number,
+): Promise<RevertResult> {
   const db = deps.handle.db;
-  const run = await getRun(db, ofRunId);
-  if (!run) throw new UserError(`No run "${ofRunId}". List runs with: controls-migrate runs`);
-  if (run.mode === "revert") {
-    throw new UserError(
-      `Run ${run.id} is itself a revert (of ${run.parent_run_id}): reverting a revert is refused. To restore those controls, run apply or reconcile again.`,
-    );
+  // The heartbeat tells `runs` and `status` the revert is alive, as for apply (run-lifecycle.ts).
+  const heartbeat = setInterval(() => void touchRun(db, id).catch(() => {}), HEARTBEAT_MS);
+  heartbeat.unref();
+  const readStage = deps.localChannelDir
+    ? new ReadStageChannel(db, id, deps.localChannelDir, deps.logger)
+    : undefined;
+  try {
+    if (!o.revert.resume) await journalNewRevert(deps, o, id);
+    if (!o.revert.dryRun) await execute(deps, o, id, readStage);
+    else await skipPending(db, id, "dry_run");
+    return await finish(deps, o, id, startedMs);
+  } catch (err) {
+    const interrupted = deps.signal?.aborted === true;
+    if (err instanceof RevertDeclined) throw err; // recorded `declined` already
+    await finishRun(db, id, {
+      status: interrupted ? "interrupted" : "failed",
+      exitCode: interrupted ? 130 : 1,
+      error: err instanceof Error ? err.message : String(err),
+    }).catch(() => {});
+    throw err;
+  } finally {
+    clearInterval(heartbeat);
+    await readStage?.stop();
   }
-  if (run.mode === "plan") {
-    throw new UserError(
-      `Run ${run.id} is a plan: it wrote nothing, so there is nothing to revert.`,
-    );
-  }
-  const left = await countNotFinal(db, run.id);
-  if (run.status === "running" || left > 0) {
-    throw new UserError(
-      `Run ${run.id} is still going (${run.status}, ${left} actions not final): finish it first (controls-migrate ${run.mode} --resume ${run.id}) or give it up (controls-migrate discard ${run.id}), then revert it.`,
-    );
-  }
-  return run;
 }
 
-async function claimNew(deps: RevertDeps, o: RevertOptions, of: Run): Promise<string> {
-  const db = deps.handle.db;
-  if (!o.revert.dryRun) {
-    const [earlier] = await revertsOf(db, of.id);
-    if (earlier) {
-      const limited = earlier.status === "completed" ? await countLimited(db, earlier.id) : 0;
-      const resume = revertResumeCommand(of.id, earlier.id);
-      throw new UserError(
-        earlier.status === "completed" && limited === 0
-          ? `Run ${of.id} was already reverted by run ${earlier.id} (finished ${earlier.finished_at?.toISOString() ?? "?"}): a second revert is refused.`
-          : `Run ${of.id} already has a revert, ${earlier.id} (${earlier.status}${limited ? `, ${limited} left by --limit` : ""}); continue it with: ${resume}`,
-      );
-    }
-  }
-  const id = newRunId();
-  await insertRun(db, {
-    id,
-    mode: "revert",
-    parentRunId: of.id,
-    dryRun: o.revert.dryRun,
-    options: {
-      mode: "revert",
-      of_run_id: of.id,
-      ...o.revert,
-      pauseOutside: o.revert.pauseOutside?.text,
-      ...(o.platform
-        ? {
-            api_url: o.platform.apiUrl,
-            client_id: o.platform.clientId,
-            rate: o.platform.rate,
-            concurrency: o.platform.concurrency,
-          }
-        : {}),
-    },
-    toolVersion: TOOL_VERSION,
-  });
-  const n = await journalRevert(db, id, of.id);
-  deps.onRunStarted?.(id); // before the line, so that a JSON log's first line of it has run_id
-  deps.logger.info(
-    `Run ${id} (revert${o.revert.dryRun ? ", dry run" : ""} of ${of.id}) started: ${n} writes of ${of.id} to undo`,
-  );
-  return id;
-}
-
-async function claimResumed(deps: RevertDeps, o: RevertOptions, id: string): Promise<string> {
-  const db = deps.handle.db;
-  const run = await getRun(db, id);
-  if (run?.mode !== "revert" || run.parent_run_id !== o.ofRunId || run.dry_run) {
-    throw new UserError(
-      `--resume ${id}: that is not a revert of run ${o.ofRunId}. Its reverts are listed by: controls-migrate runs`,
-    );
-  }
-  const limited = await reopenLimited(db, id);
-  if (run.status === "completed" && limited === 0) {
-    throw new UserError(`--resume ${id}: the revert is completed; nothing to resume.`);
-  }
-  await claimRun(db, id);
-  deps.logger.info(`Resuming revert ${id} of run ${o.ofRunId}`);
-  return id;
-}
-
-/** Settles what a crash left in doubt, confirms, and executes the pending writes. */
-async function execute(deps: RevertDeps, o: RevertOptions, runId: string): Promise<void> {
+/**
+ * Settles what a crash left in doubt, confirms, and executes the pending writes; the executor's
+ * steering owns the local channel while it writes (`readStage` suspended meanwhile).
+ */
+async function execute(
+  deps: RevertDeps,
+  o: RevertOptions,
+  runId: string,
+  readStage: ReadStageChannel | undefined,
+): Promise<void> {
   const client = deps.client;
   const platform = o.platform;
   if (!client || !platform) throw new Error("a revert that writes needs the platform");
@@ -242,7 +155,12 @@ async function execute(deps: RevertDeps, o: RevertOptions, runId: string): Promi
   if (!(await deps.confirm({ creates, deletes }))) {
     await declineRevert(deps.handle.db, runId, o.ofRunId, deps.signal?.aborted === true);
   }
-  await executeActions(ctx, creates + deletes);
+  await readStage?.suspend();
+  try {
+    await executeActions(ctx, creates + deletes);
+  } finally {
+    readStage?.resume();
+  }
 }
 
 async function finish(

@@ -54,6 +54,8 @@ export interface RunControlSettings {
 /** What the executor uses: the gate, and where it tells that writing began and an action ended. */
 export interface ActionControl {
   readonly gate: WriteGate;
+  /** The write budget in force now (requests/s): after a set-rate, or a 429's halving. */
+  budget(): number;
   noteWritesStarted(): void;
   noteDone(): void;
 }
@@ -103,6 +105,10 @@ export class RunControl implements ActionControl {
       this.#done.shift();
   }
 
+  budget(): number {
+    return this.#s.client.metrics().budgets[PATHS.controls]?.rate ?? this.#rate;
+  }
+
   /** What only this process knows, as `status` shows it. */
   liveReport(): LiveReport {
     const now = this.#now().getTime();
@@ -120,7 +126,7 @@ export class RunControl implements ActionControl {
       rate_per_s: this.#writingSince === undefined ? 0 : recent / windowS,
       paused: !this.gate.isOpen,
       held_by: this.gate.holds,
-      rate_budget: m.budgets[PATHS.controls]?.rate ?? this.#rate,
+      rate_budget: this.budget(),
       requests,
     };
   }

@@ -9,28 +9,16 @@ import { getRunControl } from "../db/run-control-queries.ts";
 import type { ActionStatus, Database, Run } from "../db/schema.ts";
 import type { StatusControl, StatusRun } from "../db/status-query.ts";
 import type { LiveReport, RunStatusView } from "../reports/run-status-text.ts";
+import { shownRate } from "./progress-rate.ts";
 
 export type { LiveReport, RunStatusView } from "../reports/run-status-text.ts";
+/** `status` and the progress line cap their rate with the one function. */
+export { shownRate } from "./progress-rate.ts";
 
 /** A live report older than this says nothing about now (the process reports every second). */
 const REPORT_FRESH_MS = 5_000;
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
-
-/**
- * The write rate `status` shows: the measured one (actions finished per second over the last
- * minute), never above the budget in force. A minute's average runs ahead of a budget just
- * lowered (`set-rate`, a 429's halving) for up to a minute, and no more can be sent than the
- * budget allows from now on. A budget of 0 or less (none known) caps nothing.
- *
- * @example
- *   shownRate(49, 40); // 40
- *   shownRate(12.3, 40); // 12.3
- */
-export function shownRate(measured: number, budget: number): number {
-  const rate = Math.max(0, measured);
-  return budget > 0 ? Math.min(rate, budget) : rate;
-}
 
 /**
  * The status of `run`. `live` is the running process's own report (its view for the status file);

@@ -1,7 +1,8 @@
 /**
- * Every read command works while an apply writes (issue 29 §4). On PGlite only one process may
- * open the data folder: `runs`, `show` and `report` are answered by the running writer through
- * the local channel, `status` from its status file; on PostgreSQL they read the database.
+ * Every read command works while an apply, a plan or a revert runs (issue 29 §4). On PGlite only
+ * one process may open the data folder: `runs`, `show` and `report` are answered by the running
+ * process through the local channel, `status` from its status file, whether it reads or writes;
+ * on PostgreSQL they read the database.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -12,6 +13,7 @@ import { syntheticIdentities } from "../../src/contract/index.ts";
 import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends } from "../helpers/db.ts";
+import { startProxy } from "../helpers/http-proxy.ts";
 
 const N = 4_000;
 const SEED = 31;
@@ -34,6 +36,27 @@ for (const backend of backends) {
     let env: Record<string, string>;
     const cli = (args: string[]) => runCli([...args, ...rig.target.args], env);
     let planId = "";
+
+    /** `runs`, `show`, `report` of the plan and `status`, all at once; each must exit 0. */
+    async function readAll(label: string, identity: string) {
+      const again = join(dir, label);
+      const [runs, show, report, status] = await Promise.all([
+        cli(["runs", "--json"]),
+        cli(["show", identity, "--json"]),
+        cli(["report", planId, "--out", again]),
+        cli(["status", "--json"]),
+      ]);
+      for (const [name, r] of Object.entries({ runs, show, report, status })) {
+        assert.equal(r.code, 0, `${name} during ${label}: ${r.stderr}`);
+      }
+      assert.equal(JSON.parse(show.stdout).identity_id, identity);
+      assert.ok(existsSync(join(again, "report.html")), "report.html written");
+      const listed = runs.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { id: string; mode: string; status: string });
+      return { listed, status: JSON.parse(status.stdout) as { run_id?: string; status: string } };
+    }
 
     before(async () => {
       rig = await startCliRig(backend, { identities: N, seed: SEED, sandbox: { latencyMs: 5 } });
@@ -152,5 +175,91 @@ for (const backend of backends) {
       const stopped = await run;
       assert.equal(stopped.code, 130, stopped.stderr);
     });
+
+    it("runs, show, report and status each exit 0 while a revert writes, and while a resumed revert reads what a crash left in doubt", async () => {
+      // One at a time here: with no run going, PGlite's folder serves one process.
+      const before = await cli(["runs", "--json"]);
+      const applyId = before.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { id: string; mode: string; status: string })
+        .find((r) => r.mode === "apply" && r.status === "completed")?.id;
+      assert.ok(applyId, "the first test's apply completed");
+      // The revert talks to the platform through a proxy that can hold its requests unanswered.
+      const proxy = await startProxy(rig.sandbox.apiUrl);
+      const via = { ...env, API_BASE_URL: proxy.url };
+      const revert = (args: string[]) =>
+        spawnCli(["revert", applyId, "--yes", ...args, ...rig.target.args], via);
+      try {
+        // 1. While it writes: its first deletes went through, at 2 a second there are many left.
+        const writing = revert(["--rate", "2", "--out", join(dir, "revert")]);
+        const first = watch(collect(writing));
+        const deletes = () => proxy.requests.filter((r) => r.method === "DELETE");
+        await waitFor(
+          "the revert's first deletes",
+          () => deletes().some((r) => r.status > 0) || first.ended() !== undefined,
+        );
+        assert.equal(first.ended(), undefined, `revert ended early: ${first.ended()?.stderr}`);
+        const during = await readAll("revert-writing", flagged[3] ?? "");
+        assert.equal(first.ended(), undefined, "the revert was still writing during the reads");
+        const revertId = during.listed.find(
+          (r) => r.mode === "revert" && r.status === "running",
+        )?.id;
+        assert.ok(revertId, JSON.stringify(during.listed));
+        assert.equal(during.status.status, "running");
+
+        // 2. Killed with a delete on the wire: that delete's outcome is in doubt.
+        proxy.holdWhen = (r) => r.method === "DELETE";
+        await waitFor("a delete held on the wire", () => proxy.held.length > 0);
+        writing.kill("SIGKILL");
+        assert.equal((await first.done).signal, "SIGKILL");
+
+        // 3. The resume reads the platform for it before it writes anything: hold that read.
+        const isRead = (r: { method: string; url: string }) =>
+          r.method === "GET" && r.url.startsWith(CONTROLS);
+        proxy.holdWhen = isRead;
+        proxy.release();
+        const from = proxy.requests.length;
+        const resumed = watch(
+          collect(revert(["--resume", revertId, "--rate", "40", "--out", join(dir, "revert-2")])),
+        );
+        await waitFor(
+          "the resume's read of what was in doubt",
+          () => proxy.held.some(isRead) || resumed.ended() !== undefined,
+        );
+        assert.equal(resumed.ended(), undefined, `resume ended early: ${resumed.ended()?.stderr}`);
+        const reading = await readAll("revert-reading", flagged[4] ?? "");
+        assert.equal(resumed.ended(), undefined, "the resumed revert was still reading");
+        assert.ok(proxy.held.some(isRead), "its read was still held");
+        const sent = proxy.requests.slice(from).filter((r) => r.method === "DELETE");
+        assert.equal(sent.length, 0, "nothing was written while it read");
+        assert.ok(
+          reading.listed.some((r) => r.id === revertId && r.status === "running"),
+          JSON.stringify(reading.listed),
+        );
+
+        proxy.holdWhen = () => false;
+        proxy.release();
+        const done = await resumed.done;
+        assert.equal(done.code, 0, done.stderr);
+        const left = flagged.filter((id) =>
+          rig.sandbox.controlsOf(id).some((c) => !c.deleted_at && c.type === "SELL_ONLY"),
+        );
+        assert.deepEqual(left, [], "every control the apply created is deleted");
+      } finally {
+        proxy.holdWhen = () => false;
+        proxy.release();
+        await proxy.close();
+      }
+    });
   });
+}
+
+/** A child's result, and whether it has ended yet (for asserting it is still running). */
+function watch(done: Promise<CliResult>) {
+  let ended: CliResult | undefined;
+  void done.then((r) => {
+    ended = r;
+  });
+  return { done, ended: () => ended };
 }

@@ -53,19 +53,27 @@ for (const backend of backends) {
       const before = { E: sellOnly("E").length, O: sellOnly("O").length, T: sellOnly("T").length };
 
       // A canary first: --limit 1 reverts one write; a new revert is refused and names the resume.
-      const canary = await cli([
-        "revert",
-        recId,
-        "--yes",
-        "--limit",
-        "1",
-        "--json",
-        "--out",
-        join(out, "canary"),
-      ]);
+      // With its progress on (off a terminal: a line at the end), as an operator runs it.
+      const canaryOut = join(out, "canary");
+      const canary = await runCli(
+        ["revert", recId, "--yes", "--limit", "1", "--json", "--out", canaryOut, ...target.args],
+        env,
+      );
       assert.equal(canary.code, 0, canary.stderr);
       const c = JSON.parse(canary.stdout);
       assert.ok(c.outcomes["skipped:not_run_limit"] > 0, JSON.stringify(c.outcomes));
+      // Its progress says revert, its report's open line is printed, and only `revert --resume`
+      // is named for the rest (no later apply picks it up).
+      assert.match(canary.stderr, /revert: 1\/1 \(100\.0%\)/);
+      assert.doesNotMatch(canary.stderr, /\bapply: \d/);
+      assert.ok(canary.stderr.includes(`open: ${join(canaryOut, "report.html")}`), canary.stderr);
+      assert.ok(
+        canary.stderr.includes(
+          `Resume with: controls-migrate revert ${recId} --resume ${c.run_id} --yes`,
+        ),
+        canary.stderr,
+      );
+      assert.doesNotMatch(canary.stderr, /later apply/);
       const again = await cli(["revert", recId, "--yes"]);
       assert.equal(again.code, 1);
       assert.match(

@@ -1,8 +1,9 @@
 /**
  * A real HTTP proxy on 127.0.0.1 in front of the sandbox: it records every request it forwards
  * (method, path and query, body), can answer some requests itself with a 503 instead, and can
- * rewrite an answer, so tests see exactly what the tool sent and can fail one listing window or
- * feed it a hostile page on purpose. No mock: the tool
+ * rewrite an answer, or hold requests unanswered until the test releases them, so tests see exactly
+ * what the tool sent and can fail one listing window, feed it a hostile page or keep a run in one
+ * stage on purpose. No mock: the tool
  * and the sandbox talk HTTP through it.
  *
  * @example
@@ -32,6 +33,12 @@ export interface TestProxy {
   failWhen: (r: ProxiedRequest) => "forward" | "fail";
   /** Rewrites an answer's body before the tool sees it (null: pass it through untouched). */
   rewrite: ((r: ProxiedRequest, body: string) => string) | null;
+  /** Requests this says true of wait, unforwarded, until {@link release}. */
+  holdWhen: (r: ProxiedRequest) => boolean;
+  /** The requests held now. */
+  readonly held: ProxiedRequest[];
+  /** Forwards the held requests whose client still waits (a killed client's are dropped). */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -55,8 +62,14 @@ export async function startProxy(target: string): Promise<TestProxy> {
     requests,
     failWhen: () => "forward",
     rewrite: null,
+    holdWhen: () => false,
+    held: [],
+    release: () => {
+      for (const go of waiting.splice(0)) go();
+    },
     close: async () => {},
   };
+  const waiting: (() => void)[] = [];
   const server = createServer(async (req, res) => {
     const body = await readBody(req);
     const record: ProxiedRequest = {
@@ -78,6 +91,12 @@ export async function startProxy(target: string): Promise<TestProxy> {
         }),
       );
       return;
+    }
+    if (proxy.holdWhen(record)) {
+      proxy.held.push(record);
+      await new Promise<void>((resolve) => waiting.push(resolve));
+      proxy.held.splice(proxy.held.indexOf(record), 1);
+      if (req.socket.destroyed) return;
     }
     const upstream = request(
       {

@@ -15,6 +15,8 @@ import { scratchCwd } from "./scratch-cwd.ts";
 export interface TtyOptions {
   readonly cols?: number;
   readonly env?: Record<string, string | undefined>;
+  /** What node runs instead of the CLI (`CLI_ENTRY`): e.g. a test's own script under tsx. */
+  readonly entry?: readonly string[];
 }
 
 export interface TtyRun {
@@ -33,7 +35,7 @@ const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
 
 /** Starts `controls-migrate <args>` (see `CLI_ENTRY`) in a pseudo-terminal of `cols` columns. */
 export function spawnInTty(args: readonly string[], options: TtyOptions = {}): TtyRun {
-  const cli = [process.execPath, ...CLI_ENTRY, ...args].map(quote).join(" ");
+  const cli = [process.execPath, ...(options.entry ?? CLI_ENTRY), ...args].map(quote).join(" ");
   const command = `stty cols ${options.cols ?? 100} rows 50; exec ${cli}`;
   const child = spawn("script", ["-qfec", command, "/dev/null"], {
     cwd: scratchCwd(),

@@ -1,16 +1,18 @@
 /**
  * The CLI's smaller words are true (issue 29 §6): a mistyped command is called unknown before a
  * suggestion, -v/-V print the version, piped --help honours COLUMNS, report --help names
- * report.html, and pause with nothing running fails at once.
+ * report.html, pause with nothing running fails at once, and `npm run cli` works in the caller's
+ * folder.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { unknownCommand } from "../../src/commands/usage-error.ts";
 import { helpWidth } from "../../src/config.ts";
-import { REPO_ROOT, runCli } from "../helpers/cli.ts";
+import { collect, REPO_ROOT, runCli } from "../helpers/cli.ts";
 
 const version = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")).version;
 
@@ -56,5 +58,26 @@ describe("the CLI's smaller words", () => {
     assert.equal(r.code, 1);
     assert.match(r.stderr, /No apply, reconcile or revert is running on data folder/);
     assert.doesNotMatch(r.stderr, /nothing answered within/);
+  });
+
+  it("npm run cli runs the CLI in the folder npm was called from: its embedded database lands there, not in the repository", async () => {
+    const caller = join(dir, "caller");
+    mkdirSync(caller);
+    // `npm --prefix` runs the repository's script from another folder; npm passes it as INIT_CWD.
+    const npm = spawn(
+      "npm",
+      ["--prefix", REPO_ROOT, "run", "--silent", "cli", "--", "db", "migrate"],
+      {
+        cwd: caller,
+        env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, CONTROLS_DATA_DIR: undefined },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    const r = await collect(npm);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(
+      existsSync(join(caller, ".data", "pglite")),
+      "the database is in the caller's folder",
+    );
   });
 });

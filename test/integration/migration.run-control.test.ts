@@ -151,6 +151,7 @@ for (const backend of backends) {
         await waitFor("the rate", () => acked(v2));
         assert.equal(client.metrics().budgets[PATHS.controls]?.rate, 5);
         assert.equal(control.liveReport().rate_budget, 5);
+        assert.equal(control.budget(), 5, "the progress line's cap is the budget in force at once");
         assert.equal(control.gate.isOpen, false, "a rate change does not continue a paused run");
         const v3 = await requestRunControl(h.db, runId, { kind: "continue" }, me);
         await waitFor("the continue", () => acked(v3));

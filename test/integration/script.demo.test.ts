@@ -9,7 +9,7 @@ import { runDemo } from "../helpers/demo.ts";
 const dataDirOf = (stderr: string) => /source rows \(\d+ bad\) in (\S+);/.exec(stderr)?.[1];
 
 describe("npm run demo (scripts/demo.ts)", () => {
-  it("rehearses plan, apply and reconcile to no client work left, removes its .data/demo-* folder, and keeps it with --keep", async () => {
+  it("rehearses plan, apply and reconcile to no client work left, removes its .data/demo-* folder, keeps it with --keep, and prints its JSON only with --json", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "controls-demo-"));
     try {
       const r = await runDemo(cwd, ["--identities", "300", "--no-progress", "--json"]);
@@ -33,8 +33,11 @@ describe("npm run demo (scripts/demo.ts)", () => {
         assert.equal(existsSync(beside), false, `${beside} is removed too`);
       }
 
-      const kept = await runDemo(cwd, ["--identities", "300", "--no-progress", "--keep", "--json"]);
+      // Without --json the demo prints no JSON object: its tables and open: lines are on stderr.
+      const kept = await runDemo(cwd, ["--identities", "300", "--no-progress", "--keep"]);
       assert.equal(kept.code, 0, kept.stderr);
+      assert.equal(kept.stdout, "", "nothing on stdout without --json");
+      assert.match(kept.stderr, /open: \S+report\.html/);
       const keptDir = dataDirOf(kept.stderr);
       assert.ok(keptDir);
       assert.equal(existsSync(keptDir), true, `${keptDir} is kept`);

@@ -7,7 +7,8 @@ import { EventEmitter, once } from "node:events";
 import { describe, it } from "node:test";
 import { createLogger } from "../../src/log.ts";
 import { createProgress } from "../../src/migration/progress.ts";
-import { progressCount, RateMeter } from "../../src/migration/progress-rate.ts";
+import { progressCount, RateMeter, shownRate } from "../../src/migration/progress-rate.ts";
+import { shownRate as statusRate } from "../../src/migration/run-status.ts";
 import { noun } from "../../src/plural.ts";
 
 /** A line progress whose lines are events: each test waits for the next line, never a timer. */
@@ -50,6 +51,18 @@ describe("progress", () => {
     assert.match(await next(), /, 4\/s/);
     progress.stop();
     clearInterval(keepAlive);
+  });
+
+  it("the progress line caps its rate with the very function status uses, so both show the same figure", () => {
+    assert.equal(statusRate, shownRate, "one function, not a copy");
+    const t0 = 2_000_000;
+    const m = new RateMeter(t0);
+    m.add(245, t0 + 100); // 49/s over five seconds, a burst after a pause
+    const now = t0 + 5_000;
+    assert.equal(m.perSecond(now), 49);
+    assert.equal(m.perSecond(now, 40), shownRate(49, 40));
+    assert.equal(m.perSecond(now, 40), 40);
+    assert.equal(m.perSecond(now, 0), 49, "a budget of 0 (none known) caps nothing, as in status");
   });
 
   it("RateMeter counts only the last five seconds, so an early burst stops counting once it is older", () => {
