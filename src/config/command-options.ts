@@ -109,7 +109,7 @@ export const writeOptions = {
     schema: textSchema,
     kind: "string",
     group: "write",
-    help: "Continue an unfinished run by id (see `controls-migrate runs`), with the settings it started with (rate, concurrency, state, limit, holds, reason, prune); only --rate and --concurrency may be given anew.",
+    help: "Continue an unfinished run by id (see `controls-migrate runs`), with the settings it started with (rate, concurrency, state, limit, holds, reason, prune, wait for the platform); only --rate and --concurrency may be given anew.",
   }),
   reasonCode: option({
     flag: "reason-code",

@@ -25,6 +25,8 @@ const RUN_SETTINGS = {
   reason: writeOptions.reason,
   reasonCode: writeOptions.reasonCode,
   prune: reconcileOptions.prune,
+  waitForPlatform: runOptions.waitForPlatform,
+  waitForPlatformS: runOptions.waitForPlatformS,
 } as const satisfies Record<string, OptionDef>;
 
 /**

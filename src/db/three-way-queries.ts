@@ -100,6 +100,35 @@ export async function forgetNotAwaiting(
   );
 }
 
+/**
+ * Forgets the first sightings whose identity's source flag this run's complete source pass found
+ * not true (its flag cleared, the row gone, or invalid): an identity can await the platform only
+ * with its flag true here. Such an identity is often in no classified batch (its flag cleared and
+ * the platform's legacy field too, with no control, it is neither a candidate nor kept from the
+ * listing), so `forgetNotAwaiting` never sees it. Only sightings of runs on the same platform and
+ * source as `runId` (`runs.options`' `api_url` and `source`). Returns how many were forgotten.
+ *
+ * @example
+ *   const forgotten = await forgetSightingsOffSource(db, runId);
+ */
+export async function forgetSightingsOffSource(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<number> {
+  const r = await sql`
+    delete from ${sql.table(TOOL_TABLES.platformWaitSightings)} w
+    using ${sql.table(TOOL_TABLES.runs)} me, ${sql.table(TOOL_TABLES.runs)} seen
+    where me.id = ${runId} and seen.id = w.run_id
+      and seen.options->>'api_url' is not distinct from me.options->>'api_url'
+      and seen.options->'source' is not distinct from me.options->'source'
+      and not exists (
+        select 1 from ${sql.table(TOOL_TABLES.sourceRows)} s
+        where s.run_id = ${runId} and s.identity_id = w.identity_id
+          and (case when w.flag = 'user_disabled' then s.user_disabled else s.admin_disabled end))
+  `.execute(db);
+  return Number(r.numAffectedRows ?? 0);
+}
+
 /** Whether any first sighting is recorded (one index probe). */
 export async function anySightings(db: Kysely<Database>): Promise<boolean> {
   const r = await sql<{ any: boolean }>`select exists (

@@ -10,6 +10,7 @@ import type { Database } from "../db/schema.ts";
 import {
   anySightings,
   forgetNotAwaiting,
+  forgetSightingsOffSource,
   sightAwaiting,
   toolCreatedControls,
 } from "../db/three-way-queries.ts";
@@ -89,6 +90,21 @@ export async function forgetSettledSightings(db: Kysely<Database>, pairs: Pairs)
     user_disabled: [...ids].filter((id) => !awaiting.user_disabled.has(id)),
     admin_disabled: [...ids].filter((id) => !awaiting.admin_disabled.has(id)),
   });
+}
+
+/**
+ * Once a run's source pass is complete (not an adopted plan's candidates): forgets the first
+ * sightings of identities whose source flag is no longer true, whatever the policy, so that one
+ * awaiting again later waits afresh. Those whose platform legacy field was cleared too are in no
+ * batch `forgetSettledSightings` sees. No statement when no sighting is recorded.
+ */
+export async function forgetSightingsOfClearedFlags(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<number> {
+  const may = mayHoldSightings.get(db) ?? (await anySightings(db));
+  mayHoldSightings.set(db, may);
+  return may ? forgetSightingsOffSource(db, runId) : 0;
 }
 
 /**

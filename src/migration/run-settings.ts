@@ -1,6 +1,8 @@
 /**
  * A run is bound to the settings it started with (issue 26 §2): rate, concurrency, state strategy,
- * limit, pause window, throttle file, reason, reason code and prune. They are recorded with the run
+ * limit, pause window, throttle file, reason, reason code, prune, and whether it waits for the
+ * platform's own migration (issue 27: `--wait-for-platform`, `--no-wait-for-platform`,
+ * `--wait-for-platform-s`). They are recorded with the run
  * (`runs.options`, secret-free; read back through `recordedSettings`), and `--resume` restores
  * every one the invocation does not give again (by flag or env var).
  *
@@ -17,10 +19,14 @@ import { saveRunOptions } from "../db/run-options-query.ts";
 import { getRun } from "../db/run-queries.ts";
 import type { Logger } from "../log.ts";
 
-/** Where a setting lives in the configs, and the flag that sets it. */
+/**
+ * Where a setting lives in the configs, and the flag that sets it. `always`: every run records it
+ * (it has a default), so a run without it was recorded by an older version, and the invocation's
+ * value stands.
+ */
 const SETTINGS = {
-  rate: { in: "platform", flag: "--rate", changeable: true },
-  concurrency: { in: "platform", flag: "--concurrency", changeable: true },
+  rate: { in: "platform", flag: "--rate", changeable: true, always: true },
+  concurrency: { in: "platform", flag: "--concurrency", changeable: true, always: true },
   state: { in: "pipeline", flag: "--state", changeable: false },
   limit: { in: "pipeline", flag: "--limit", changeable: false },
   pauseOutside: { in: "pipeline", flag: "--pause-outside", changeable: false },
@@ -28,6 +34,14 @@ const SETTINGS = {
   reason: { in: "pipeline", flag: "--reason", changeable: false },
   reasonCode: { in: "pipeline", flag: "--reason-code", changeable: false },
   prune: { in: "pipeline", flag: "--prune", changeable: false },
+  // Which creates are sent: another wait half-way would change what the run means.
+  waitForPlatform: {
+    in: "pipeline",
+    flag: "--wait-for-platform (--no-wait-for-platform)",
+    changeable: false,
+    always: true,
+  },
+  waitForPlatformS: { in: "pipeline", flag: "--wait-for-platform-s", changeable: false },
 } as const;
 
 export type SettingKey = keyof typeof SETTINGS;
@@ -45,6 +59,8 @@ const recordedSchema = z
     reason: z.string(),
     reasonCode: z.string(),
     prune: z.boolean(),
+    waitForPlatform: z.boolean(),
+    waitForPlatformS: z.number().nonnegative(),
   })
   .partial();
 
@@ -102,8 +118,8 @@ export function restoreSettings(
       continue;
     }
     const now = target[key];
-    // A rate the run did not record: a run of an older version; the invocation's stands.
-    if (!(key in recorded) && def.in === "platform") continue;
+    // A rate (or wait) the run did not record: a run of an older version; the invocation's stands.
+    if (!(key in recorded) && "always" in def) continue;
     if (show(was) === show(now)) continue;
     if (def.changeable && typeof was === "number" && typeof now === "number") {
       changes.push({ setting: key as SettingChange["setting"], flag: def.flag, was, now });

@@ -10,7 +10,7 @@ import { computeFindings, type FindingsOptions } from "./findings.ts";
 import { startFindingsStream } from "./findings-stream.ts";
 import type { FindingsStream, FindingsStreamCounts } from "./findings-stream-types.ts";
 import { readIdentities, readLegacyWhereNeeded } from "./identity-reads.ts";
-import type { WaitPolicy } from "./platform-wait.ts";
+import { forgetSightingsOfClearedFlags, type WaitPolicy } from "./platform-wait.ts";
 import { createProgress } from "./progress.ts";
 import {
   type ListingFigures,
@@ -132,6 +132,8 @@ export async function readPlatformState(
     };
     [source, listing] = await listWithFindings(ctx, strategy, hint, journal, known.anyFlag);
   }
+  // The source pass is complete: a flag it found not true cannot await the platform.
+  await forgetSightingsOfClearedFlags(db, ctx.runId);
   return {
     source,
     state: { strategy, reason: choice.reason, existence: EXISTENCE[strategy], listing },

@@ -2,7 +2,8 @@
  * `--wait-for-platform-s N` (issue 27): an identity whose user_disabled is true here and on the
  * platform, without its CLIENT SELL_ONLY, is first sighted (journaled) and left to the platform;
  * a run more than N seconds after that first sighting creates it. A sighting is forgotten once the
- * identity is no longer awaiting, so a later return waits afresh.
+ * identity is no longer awaiting (its flag here and the platform's legacy field both cleared too),
+ * so a later return waits afresh.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -22,6 +23,9 @@ const N = 300;
 const SEED = 53;
 const WAIT_S = 1;
 const awaited = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled).map((r) => r.id);
+/** An identity with neither flag, here or on the platform, that the last test flags and clears. */
+const CLEAN = [...syntheticIdentities(N, SEED)].find((r) => !r.user_disabled && !r.admin_disabled)
+  ?.id as string;
 
 const clientSellOnly = (sandbox: Sandbox, id: string) =>
   sandbox
@@ -92,6 +96,16 @@ for (const backend of backends) {
       await delay(Math.max(0, latest + WAIT_S * 1000 - now) + 50);
     }
 
+    /** Sets an identity's user_disabled in the source relation (the default, `identities`). */
+    async function setSourceFlag(id: string, value: boolean): Promise<void> {
+      const h = await target.open();
+      try {
+        await sql`update identities set user_disabled = ${value} where id = ${id}`.execute(h.db);
+      } finally {
+        await h.close();
+      }
+    }
+
     before(async () => {
       rig = await startCliRig(backend, { identities: N, seed: SEED });
       ({ sandbox, target } = rig);
@@ -154,6 +168,51 @@ for (const backend of backends) {
       const fifth = await apply();
       assert.equal(fifth.code, 0, fifth.stderr);
       assert.equal(clientSellOnly(sandbox, back).length, 1);
+    });
+
+    it("forgets the first sighting of an identity whose source flag and platform legacy field are both cleared, so that awaiting again later it waits afresh", async () => {
+      assert.ok(CLEAN);
+      // Only this identity's: the previous test's last create is forgotten by the next run.
+      const sightingsOfClean = async () =>
+        (await sightings()).filter((x) => x.identity_id === CLEAN);
+      assert.deepEqual(await sightingsOfClean(), []);
+      // Flagged here and on the platform, without its control: awaiting, first sighted.
+      await setSourceFlag(CLEAN, true);
+      sandbox.setLegacyFields(CLEAN, { user_disabled: true });
+      const creates = sandbox.stats().writes.creates;
+      const sighted = await apply();
+      assert.equal(sighted.code, 0, sighted.stderr);
+      assert.equal(sandbox.stats().writes.creates, creates, "nothing created on a first sighting");
+      const first = await sightingsOfClean();
+      assert.deepEqual(
+        first.map((s) => s.identity_id),
+        [CLEAN],
+      );
+
+      // Both cleared: the identity is no candidate and no listing keeps it, yet its sighting goes.
+      await setSourceFlag(CLEAN, false);
+      sandbox.setLegacyFields(CLEAN, { user_disabled: false });
+      const cleared = await apply();
+      assert.equal(cleared.code, 0, cleared.stderr);
+      assert.deepEqual(await sightings(), [], "the cleared identity's sighting is forgotten");
+
+      // Flagged again once the first sighting is older than N seconds: a fresh wait, no create.
+      await untilWaitIsOver(first);
+      await setSourceFlag(CLEAN, true);
+      sandbox.setLegacyFields(CLEAN, { user_disabled: true });
+      const again = await apply();
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(sandbox.stats().writes.creates, creates, "a fresh wait: nothing created yet");
+      assert.equal(clientSellOnly(sandbox, CLEAN).length, 0);
+      const anew = await sightingsOfClean();
+      assert.deepEqual(
+        anew.map((s) => s.identity_id),
+        [CLEAN],
+      );
+      assert.ok(
+        (anew[0] as Sighting).first_seen_at > (first[0] as Sighting).first_seen_at,
+        "the wait starts at the new sighting",
+      );
     });
   });
 }

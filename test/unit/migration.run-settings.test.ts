@@ -91,6 +91,53 @@ describe("a run's recorded settings", () => {
     );
     assert.deepEqual(added.conflicts, ["--limit: the run's (none), this invocation's 4"]);
   });
+
+  it("reads the run's wait for the platform back and restores it when the resume does not give it", () => {
+    const text = JSON.stringify({ waitForPlatform: false, waitForPlatformS: 600 });
+    assert.deepEqual(recordedSettings(text), { waitForPlatform: false, waitForPlatformS: 600 });
+    const r = restoreSettings(recordedSettings(text), configs(), new Set());
+    assert.equal(r.configs.pipeline.waitForPlatform, false);
+    assert.equal(r.configs.pipeline.waitForPlatformS, 600);
+    assert.deepEqual([r.changes, r.conflicts], [[], []]);
+  });
+
+  it("refuses --no-wait-for-platform or another --wait-for-platform-s at resume, naming the flag and both values", () => {
+    const noWait = restoreSettings(
+      { waitForPlatform: true },
+      configs({ "wait-for-platform": false }),
+      new Set(["waitForPlatform"] as const),
+    );
+    assert.deepEqual(noWait.conflicts, [
+      "--wait-for-platform (--no-wait-for-platform): the run's true, this invocation's false",
+    ]);
+    const waitS = restoreSettings(
+      { waitForPlatform: true, waitForPlatformS: 600 },
+      configs({ "wait-for-platform-s": "60" }),
+      new Set(["waitForPlatformS"] as const),
+    );
+    assert.deepEqual(waitS.conflicts, [
+      "--wait-for-platform-s: the run's 600, this invocation's 60",
+    ]);
+    const added = restoreSettings(
+      { waitForPlatform: true },
+      configs({ "wait-for-platform-s": "60" }),
+      new Set(["waitForPlatformS"] as const),
+    );
+    assert.deepEqual(added.conflicts, [
+      "--wait-for-platform-s: the run's (none), this invocation's 60",
+    ]);
+    assert.deepEqual(noWait.changes, [], "not a change a resume may make, as --rate is");
+  });
+
+  it("keeps the invocation's wait for the platform when the run recorded none (an older version's run)", () => {
+    const r = restoreSettings(
+      { rate: 5 },
+      configs({ "wait-for-platform": false }),
+      new Set(["waitForPlatform"] as const),
+    );
+    assert.equal(r.configs.pipeline.waitForPlatform, false);
+    assert.deepEqual(r.conflicts, []);
+  });
 });
 
 describe("the Resume with: flags", () => {
