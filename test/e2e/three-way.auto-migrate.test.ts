@@ -71,7 +71,7 @@ for (const backend of backends) {
       rmSync(out, { recursive: true, force: true });
     });
 
-    it("apply then reconcile --prune end with one CLIENT SELL_ONLY at most per identity, every L-true P-false identity restricted, no create where P was true, seeded duplicates pruned to one", async () => {
+    it("apply then reconcile --prune end with one CLIENT SELL_ONLY at most per identity, every L-true P-false identity restricted, no create where P was true, seeded duplicates pruned to one", async (t) => {
       // The migrator takes up the seed at its next wake: wait for it to say so.
       const deadline = Date.now() + 10_000;
       while (sandbox.stats().autoMigrate.left === 0 && Date.now() < deadline) {
@@ -125,6 +125,10 @@ for (const backend of backends) {
         .flatMap((r) => sandbox.controlsOf(r.id, { includeDeleted: true }))
         .filter((c) => c.reason === "migrated from user_disabled");
       for (const c of migratedKept) assert.equal(deleted.has(c.id), false, c.id);
+      const migrator = sandbox.stats().autoMigrate;
+      t.diagnostic(
+        `identities ${IDENTITIES}; L true P false ${lTruePFalse.length}, each restricted; creates ${creates.rows.length}, none where P was true; identities with two CLIENT SELL_ONLY ${doubled.length}; seeded duplicates ${seededDuplicates.length}, pruned to one; deletes ${deletes.rows.length}; migrated CLIENT controls kept ${migratedKept.length}; platform migrator done ${migrator.done}, left ${migrator.left}`,
+      );
     });
   });
 }

@@ -79,7 +79,7 @@ for (const backend of backends) {
       rmSync(out, { recursive: true, force: true });
     });
 
-    it("counts every three-way finding as the sandbox's own state says, and sends no write", async () => {
+    it("counts every three-way finding as the sandbox's own state says, and sends no write", async (t) => {
       const dir = join(out, "plan");
       const r = await runCli(
         ["plan", "--json", "--state", "bulk", "--no-progress", "--out", dir, ...target.args],
@@ -106,6 +106,7 @@ for (const backend of backends) {
         truth,
       );
       assert.equal(sandbox.stats().writes.creates + sandbox.stats().writes.deletes, 0);
+      t.diagnostic(`three-way findings = truth: ${JSON.stringify(truth)}`);
     });
 
     it("writes the platform's legacy fields of each identity in diff.csv, as the sandbox holds them", () => {
