@@ -143,7 +143,16 @@ export async function identityHistoryPage(
         : sql`(r.started_at, r.id) < (
             select b.started_at, b.id from ${sql.table(t.runs)} b where b.id = ${beforeRunId})`
     }
-      and (
+      and ${storedAbout(identityId)}
+    order by r.started_at desc, r.id desc
+    limit ${limit}`.execute(db);
+  return r.rows.map(decoded);
+}
+
+/** Whether the run `r` stored anything about the identity, in any of its tables. */
+function storedAbout(identityId: string) {
+  const t = TOOL_TABLES;
+  return sql`(
         exists (select 1 from ${sql.table(t.sourceRows)} s
                 where s.run_id = r.id and s.identity_id = ${identityId})
         or exists (select 1 from ${sql.table(t.snapshotIdentities)} si
@@ -156,18 +165,18 @@ export async function identityHistoryPage(
                    where a.run_id = r.id and a.identity_id = ${identityId})
         or exists (select 1 from ${sql.table(t.worldChanges)} w
                    where w.run_id = r.id and w.identity_id = ${identityId})
-      )
-    order by r.started_at desc, r.id desc
-    limit ${limit}`.execute(db);
-  return r.rows.map((row) => ({
-    ...row,
-    started_at: new Date(row.started_at),
-    finished_at: row.finished_at === null ? null : new Date(row.finished_at),
-    source: parsed(row.source),
-    platform: parsed(row.platform),
-    controls: parsed(row.controls),
-    findings: parsed(row.findings),
-    actions: parsed(row.actions),
-    outside_changes: parsed(row.outside_changes),
-  }));
+      )`;
 }
+
+/** A row as the driver returns it (JSON as text on some, dates as strings) made typed. */
+const decoded = (row: IdentityInRun): IdentityInRun => ({
+  ...row,
+  started_at: new Date(row.started_at),
+  finished_at: row.finished_at === null ? null : new Date(row.finished_at),
+  source: parsed(row.source),
+  platform: parsed(row.platform),
+  controls: parsed(row.controls),
+  findings: parsed(row.findings),
+  actions: parsed(row.actions),
+  outside_changes: parsed(row.outside_changes),
+});

@@ -7,7 +7,12 @@ import type { SourceConfig } from "../config.ts";
 import { prng, syntheticIdentities, uuidFrom } from "../contract/index.ts";
 import { UserError } from "../errors.ts";
 import { MAX_ID_LENGTH } from "./source-anomalies.ts";
-import { resolveSource, SOURCE_FLAGS, splitRelation } from "./source-relation.ts";
+import {
+  type ResolvedSource,
+  resolveSource,
+  SOURCE_FLAGS,
+  splitRelation,
+} from "./source-relation.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: the source relation is the user's, not in our types
 type AnyDb = Kysely<any>;
@@ -72,74 +77,28 @@ export async function seedSource(
   }
   const started = performance.now();
   const created = await createIfMissing(db, source);
-  const src = await resolveSource(db, source);
-  if (!["r", "p"].includes(src.kind)) {
-    throw new UserError(
-      `"${src.display}" is not a table; db seed writes only to tables (${SOURCE_FLAGS.relation}).`,
-    );
-  }
+  const src = await seedableTable(db, source);
   const idIsUuid = src.id.type === "uuid";
-  if (!idIsUuid && !TEXT_TYPES.has(src.id.type)) {
-    throw new UserError(
-      `db seed writes UUIDs, but column "${src.id.name}" of "${src.display}" has type ${src.id.type}; use a text or uuid column (${SOURCE_FLAGS.idColumn}).`,
-    );
-  }
-  // Casts the text/bool arrays to what the columns take; the insert's assignment cast does the rest
-  // (there is no direct boolean → smallint/bigint cast, but integer → either is an assignment cast).
-  const idCast = sql.raw(idIsUuid ? "uuid" : "text");
-  const flagCast = (t: string) =>
-    sql.raw(t === "boolean" ? "boolean" : TEXT_TYPES.has(t) ? "text" : "integer");
 
   return db.transaction().execute(async (trx) => {
-    let truncated = 0;
-    const existing = await sql<{ n: number }>`select count(*) as n from ${src.table}`
-      .execute(trx)
-      .then((r) => Number(r.rows[0]?.n ?? 0));
-    if (existing > 0 && !opts.truncate) {
-      throw new UserError(
-        `Relation "${src.display}" already holds ${existing} rows; pass --truncate to replace them (this deletes them), or choose another ${SOURCE_FLAGS.relation}.`,
-      );
-    }
-    if (existing > 0) {
-      await sql`truncate ${src.table}`.execute(trx);
-      truncated = existing;
-    }
-
-    let rowsWritten = 0;
-    let buffer: SeedRow[] = [];
-    const flush = async () => {
-      if (buffer.length === 0) return;
-      opts.signal?.throwIfAborted();
-      const ids = buffer.map((r) => r.id);
-      const uds = buffer.map((r) => r.ud);
-      const ads = buffer.map((r) => r.ad);
-      await sql`
-        insert into ${src.table} (${sql.id(src.id.name)}, ${sql.id(src.userDisabled.name)}, ${sql.id(src.adminDisabled.name)})
-        select u.id::${idCast}, u.ud::${flagCast(src.userDisabled.type)},
-               u.ad::${flagCast(src.adminDisabled.type)}
-        from unnest(${ids}::text[], ${uds}::bool[], ${ads}::bool[]) as u(id, ud, ad)`.execute(trx);
-      rowsWritten += buffer.length;
-      buffer = [];
-      opts.onProgress?.(rowsWritten);
-    };
-
+    const truncated = await emptyOrRefuse(trx, src, opts.truncate === true);
+    const rows = batchInserter(trx, src, opts);
     const combinations: FlagCombinations = { both: 0, userOnly: 0, adminOnly: 0, neither: 0 };
     for (const s of syntheticIdentities(opts.identities, opts.seed)) {
       if (s.user_disabled && s.admin_disabled) combinations.both++;
       else if (s.user_disabled) combinations.userOnly++;
       else if (s.admin_disabled) combinations.adminOnly++;
       else combinations.neither++;
-      buffer.push({ id: s.id, ud: s.user_disabled, ad: s.admin_disabled });
-      if (buffer.length >= INSERT_BATCH) await flush();
+      await rows.add({ id: s.id, ud: s.user_disabled, ad: s.admin_disabled });
     }
     const anomalies: Record<string, number> = {};
     if (opts.withAnomalies) {
       for (const { kind, row } of anomalyRows(opts.seed, idIsUuid)) {
         anomalies[kind] = (anomalies[kind] ?? 0) + 1;
-        buffer.push(row);
+        await rows.add(row, false);
       }
     }
-    await flush();
+    await rows.flush();
     return {
       relation: src.display,
       created,
@@ -148,10 +107,77 @@ export async function seedSource(
       seed: opts.seed,
       combinations,
       anomalies,
-      rowsWritten,
+      rowsWritten: rows.written(),
       seconds: Math.round((performance.now() - started) / 10) / 100,
     };
   });
+}
+
+/** The resolved source, refused unless it is a table whose id column can take UUIDs. */
+async function seedableTable(db: AnyDb, source: SourceConfig): Promise<ResolvedSource> {
+  const src = await resolveSource(db, source);
+  if (!["r", "p"].includes(src.kind)) {
+    throw new UserError(
+      `"${src.display}" is not a table; db seed writes only to tables (${SOURCE_FLAGS.relation}).`,
+    );
+  }
+  if (src.id.type !== "uuid" && !TEXT_TYPES.has(src.id.type)) {
+    throw new UserError(
+      `db seed writes UUIDs, but column "${src.id.name}" of "${src.display}" has type ${src.id.type}; use a text or uuid column (${SOURCE_FLAGS.idColumn}).`,
+    );
+  }
+  return src;
+}
+
+/** Empties a relation that holds rows when `truncate` says so, else refuses; the rows removed. */
+async function emptyOrRefuse(trx: AnyDb, src: ResolvedSource, truncate: boolean): Promise<number> {
+  const existing = await sql<{ n: number }>`select count(*) as n from ${src.table}`
+    .execute(trx)
+    .then((r) => Number(r.rows[0]?.n ?? 0));
+  if (existing > 0 && !truncate) {
+    throw new UserError(
+      `Relation "${src.display}" already holds ${existing} rows; pass --truncate to replace them (this deletes them), or choose another ${SOURCE_FLAGS.relation}.`,
+    );
+  }
+  if (existing > 0) await sql`truncate ${src.table}`.execute(trx);
+  return existing;
+}
+
+/**
+ * Rows buffered and inserted `INSERT_BATCH` at a time by one `insert ... select from unnest`
+ * statement; `add(row, false)` only buffers (the anomalies go with the last batch).
+ */
+function batchInserter(trx: AnyDb, src: ResolvedSource, opts: SeedOptions) {
+  // Casts the text/bool arrays to what the columns take; the insert's assignment cast does the rest
+  // (there is no direct boolean → smallint/bigint cast, but integer → either is an assignment cast).
+  const idCast = sql.raw(src.id.type === "uuid" ? "uuid" : "text");
+  const flagCast = (t: string) =>
+    sql.raw(t === "boolean" ? "boolean" : TEXT_TYPES.has(t) ? "text" : "integer");
+  let rowsWritten = 0;
+  let buffer: SeedRow[] = [];
+  const flush = async () => {
+    if (buffer.length === 0) return;
+    opts.signal?.throwIfAborted();
+    const ids = buffer.map((r) => r.id);
+    const uds = buffer.map((r) => r.ud);
+    const ads = buffer.map((r) => r.ad);
+    await sql`
+      insert into ${src.table} (${sql.id(src.id.name)}, ${sql.id(src.userDisabled.name)}, ${sql.id(src.adminDisabled.name)})
+      select u.id::${idCast}, u.ud::${flagCast(src.userDisabled.type)},
+             u.ad::${flagCast(src.adminDisabled.type)}
+      from unnest(${ids}::text[], ${uds}::bool[], ${ads}::bool[]) as u(id, ud, ad)`.execute(trx);
+    rowsWritten += buffer.length;
+    buffer = [];
+    opts.onProgress?.(rowsWritten);
+  };
+  return {
+    async add(row: SeedRow, flushFull = true): Promise<void> {
+      buffer.push(row);
+      if (flushFull && buffer.length >= INSERT_BATCH) await flush();
+    },
+    flush,
+    written: () => rowsWritten,
+  };
 }
 
 /**

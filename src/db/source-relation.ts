@@ -87,78 +87,18 @@ export async function resolveSource(
   source: SourceConfig,
   logger?: Logger,
 ): Promise<ResolvedSource> {
-  const { schema, name } = splitRelation(source.relation);
-  // A dotted name is tried as schema.table first, then as a table whose name contains a dot.
-  const regclass =
-    schema === undefined
-      ? sql`to_regclass(quote_ident(${name}))`
-      : sql`coalesce(to_regclass(quote_ident(${schema}) || '.' || quote_ident(${name})),
-                     to_regclass(quote_ident(${source.relation})))`;
-  const rel = await sql<{
-    oid: number;
-    nspname: string;
-    relname: string;
-    relkind: string;
-    can_select: boolean;
-  }>`
-    select c.oid::int8 as oid, n.nspname, c.relname, c.relkind::text as relkind,
-           has_table_privilege(c.oid, 'SELECT') as can_select
-    from pg_class c join pg_namespace n on n.oid = c.relnamespace
-    where c.oid = ${regclass}`
-    .execute(db)
-    .then((r) => r.rows[0]);
-  if (!rel) {
-    throw new UserError(
-      `Relation "${source.relation}" not found${schema === undefined ? " in the search_path" : ""}; set it with ${SOURCE_FLAGS.relation}. Names are case-sensitive and written without quotes, e.g. identities or legacy.users. (To create a synthetic one for a trial: controls-migrate db seed --identities 1000.)`,
-    );
-  }
+  const rel = await findRelation(db, source);
   const display = `${rel.nspname}.${rel.relname}`;
   if (!["r", "v", "m", "p", "f"].includes(rel.relkind)) {
     throw new UserError(`"${display}" is not a table or view; set ${SOURCE_FLAGS.relation}.`);
   }
-
-  const columns = await sql<{ attname: string; attnum: number; type: string; can_select: boolean }>`
-    select a.attname, a.attnum::int as attnum,
-           case when t.typtype = 'd' then format_type(t.typbasetype, null)
-                else format_type(a.atttypid, null) end as type,
-           has_column_privilege(a.attrelid, a.attnum, 'SELECT') as can_select
-    from pg_attribute a join pg_type t on t.oid = a.atttypid
-    where a.attrelid = ${rel.oid} and a.attnum > 0 and not a.attisdropped
-    order by a.attnum`
-    .execute(db)
-    .then((r) => r.rows);
-
+  const columns = await relationColumns(db, rel.oid);
   const column = (
     configured: string,
     flag: keyof typeof SOURCE_FLAGS,
     allowed: Set<string>,
     role: string,
-  ) => {
-    const found = columns.find((c) => c.attname === configured);
-    if (!found) {
-      const near = columns.find((c) => c.attname.toLowerCase() === configured.toLowerCase());
-      const hint = near ? ` Did you mean "${near.attname}"?` : "";
-      throw new UserError(
-        `Column "${configured}" not found in relation "${display}"; set it with ${SOURCE_FLAGS[flag]}.${hint} Columns present: ${columns.map((c) => c.attname).join(", ") || "(none)"}.`,
-      );
-    }
-    if (!found.can_select) {
-      throw new UserError(
-        `No SELECT privilege on column "${configured}" of "${display}" for the connected database user; grant it, or change ${SOURCE_FLAGS[flag]}.`,
-      );
-    }
-    if (!allowed.has(found.type)) {
-      throw new UserError(
-        `Column "${configured}" of "${display}" has type ${found.type}, which cannot hold ${role}; set the right column with ${SOURCE_FLAGS[flag]}.`,
-      );
-    }
-    return {
-      name: found.attname,
-      type: found.type,
-      attnum: found.attnum,
-      ref: sql.id(rel.nspname, rel.relname, found.attname),
-    };
-  };
+  ) => checkedColumn({ columns, rel, display }, { configured, flag, allowed, role });
   const id = column(
     source.idColumn,
     "idColumn",
@@ -199,4 +139,99 @@ export async function resolveSource(
     adminDisabled: { name: adminDisabled.name, type: adminDisabled.type, ref: adminDisabled.ref },
     idIndexed,
   });
+}
+
+interface RelationRow {
+  readonly oid: number;
+  readonly nspname: string;
+  readonly relname: string;
+  readonly relkind: string;
+  readonly can_select: boolean;
+}
+
+interface ColumnRow {
+  readonly attname: string;
+  readonly attnum: number;
+  readonly type: string;
+  readonly can_select: boolean;
+}
+
+/** The configured relation in the catalog, or a UserError naming the flag to fix. */
+async function findRelation(db: AnyDb, source: SourceConfig): Promise<RelationRow> {
+  const { schema, name } = splitRelation(source.relation);
+  // A dotted name is tried as schema.table first, then as a table whose name contains a dot.
+  const regclass =
+    schema === undefined
+      ? sql`to_regclass(quote_ident(${name}))`
+      : sql`coalesce(to_regclass(quote_ident(${schema}) || '.' || quote_ident(${name})),
+                     to_regclass(quote_ident(${source.relation})))`;
+  const rel = await sql<RelationRow>`
+    select c.oid::int8 as oid, n.nspname, c.relname, c.relkind::text as relkind,
+           has_table_privilege(c.oid, 'SELECT') as can_select
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where c.oid = ${regclass}`
+    .execute(db)
+    .then((r) => r.rows[0]);
+  if (!rel) {
+    throw new UserError(
+      `Relation "${source.relation}" not found${schema === undefined ? " in the search_path" : ""}; set it with ${SOURCE_FLAGS.relation}. Names are case-sensitive and written without quotes, e.g. identities or legacy.users. (To create a synthetic one for a trial: controls-migrate db seed --identities 1000.)`,
+    );
+  }
+  return rel;
+}
+
+/** A relation's columns in order, each with its base type (domains resolved) and privilege. */
+async function relationColumns(db: AnyDb, oid: number): Promise<ColumnRow[]> {
+  return sql<ColumnRow>`
+    select a.attname, a.attnum::int as attnum,
+           case when t.typtype = 'd' then format_type(t.typbasetype, null)
+                else format_type(a.atttypid, null) end as type,
+           has_column_privilege(a.attrelid, a.attnum, 'SELECT') as can_select
+    from pg_attribute a join pg_type t on t.oid = a.atttypid
+    where a.attrelid = ${oid} and a.attnum > 0 and not a.attisdropped
+    order by a.attnum`
+    .execute(db)
+    .then((r) => r.rows);
+}
+
+/** One configured column, found, readable and of a type that can hold its role; else a UserError. */
+function checkedColumn(
+  of: {
+    readonly columns: readonly ColumnRow[];
+    readonly rel: RelationRow;
+    readonly display: string;
+  },
+  want: {
+    readonly configured: string;
+    readonly flag: keyof typeof SOURCE_FLAGS;
+    readonly allowed: Set<string>;
+    readonly role: string;
+  },
+): SourceColumn & { readonly attnum: number } {
+  const { columns, rel, display } = of;
+  const { configured, flag, allowed, role } = want;
+  const found = columns.find((c) => c.attname === configured);
+  if (!found) {
+    const near = columns.find((c) => c.attname.toLowerCase() === configured.toLowerCase());
+    const hint = near ? ` Did you mean "${near.attname}"?` : "";
+    throw new UserError(
+      `Column "${configured}" not found in relation "${display}"; set it with ${SOURCE_FLAGS[flag]}.${hint} Columns present: ${columns.map((c) => c.attname).join(", ") || "(none)"}.`,
+    );
+  }
+  if (!found.can_select) {
+    throw new UserError(
+      `No SELECT privilege on column "${configured}" of "${display}" for the connected database user; grant it, or change ${SOURCE_FLAGS[flag]}.`,
+    );
+  }
+  if (!allowed.has(found.type)) {
+    throw new UserError(
+      `Column "${configured}" of "${display}" has type ${found.type}, which cannot hold ${role}; set the right column with ${SOURCE_FLAGS[flag]}.`,
+    );
+  }
+  return {
+    name: found.attname,
+    type: found.type,
+    attnum: found.attnum,
+    ref: sql.id(rel.nspname, rel.relname, found.attname),
+  };
 }

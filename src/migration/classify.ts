@@ -9,7 +9,7 @@ import {
   type FindingKind,
   type ObservedControl,
 } from "./finding-types.ts";
-import { expectedControls } from "./mapping.ts";
+import { type ExpectedControl, expectedControls } from "./mapping.ts";
 import { matchingOrder, type PlatformLegacy } from "./three-way.ts";
 import { leftoverFindings, pendingFinding, userSideWithoutControl } from "./three-way-rules.ts";
 
@@ -71,42 +71,18 @@ const describeObserved = (o: ObservedControl) =>
  *     platform: "found", controls: [] })[0].finding // "missing_client_control"
  */
 export function classifyIdentity(state: IdentityState): Finding[] {
-  const others = state.controls
-    .filter((c) => c.type !== "SELL_ONLY")
-    .map((c) => `${c.type}:${c.setByRaw}`)
-    .sort()
-    .join(";");
-  const base = { otherActiveControls: others, create: false, prunable: false };
+  const base: FindingBase = {
+    otherActiveControls: otherActiveControls(state.controls),
+    create: false,
+    prunable: false,
+  };
   const expected = state.source ? expectedControls(state.source) : [];
-
-  if (state.platform === "error") {
-    return [
-      {
-        ...base,
-        finding: "read_failed",
-        expected: null,
-        observed: null,
-        detail: state.platformDetail ?? "reading the identity's controls failed",
-      },
-    ];
-  }
-  if (state.platform === "not_found") {
-    return [
-      {
-        ...base,
-        finding: "identity_not_found",
-        expected: expected[0] ?? null,
-        observed: null,
-        detail: state.platformDetail ?? "the platform does not know this identity",
-      },
-    ];
-  }
+  if (state.platform !== "found") return [unreadFinding(state, base, expected)];
 
   const legacy = state.platformLegacy ?? null;
-  const toolCreated = state.toolCreated ?? NONE;
   const sellOnly = matchingOrder(
     state.controls.filter((c) => c.type === "SELL_ONLY"),
-    toolCreated,
+    state.toolCreated ?? NONE,
   );
 
   if (!state.source) {
@@ -119,14 +95,84 @@ export function classifyIdentity(state: IdentityState): Finding[] {
     }));
   }
 
-  const out: Finding[] = [];
   const unmatched = new Set(sellOnly);
+  const out = matchExpected(expected, sellOnly, unmatched, base).map((m) =>
+    "finding" in m
+      ? m
+      : { ...base, ...pendingFinding(m.expected, legacy, state.waitForPlatform ?? true) },
+  );
+  const clientHeld = sellOnly.some((o) => o.setBy === "client");
+  const restrict = userSideWithoutControl(state.source, legacy, clientHeld);
+  if (restrict) out.push({ ...base, ...restrict });
+  out.push(
+    ...leftoverFindings({
+      sellOnly,
+      unmatched,
+      source: state.source,
+      legacy,
+      describe: describeObserved,
+    }).map((f) => ({ ...base, ...f })),
+  );
+  return out;
+}
+
+/** What every finding of one identity shares before its rule sets it. */
+type FindingBase = Pick<Finding, "otherActiveControls" | "create" | "prunable">;
+
+/** The non-SELL_ONLY active controls, e.g. "FROZEN:SERVICE;DORMANT:CLIENT", sorted. */
+const otherActiveControls = (controls: readonly ObservedControl[]) =>
+  controls
+    .filter((c) => c.type !== "SELL_ONLY")
+    .map((c) => `${c.type}:${c.setByRaw}`)
+    .sort()
+    .join(";");
+
+/** The one finding of an identity the platform did not show: not found, or its read failed. */
+function unreadFinding(
+  state: IdentityState,
+  base: FindingBase,
+  expected: readonly ExpectedControl[],
+): Finding {
+  if (state.platform === "error") {
+    return {
+      ...base,
+      finding: "read_failed",
+      expected: null,
+      observed: null,
+      detail: state.platformDetail ?? "reading the identity's controls failed",
+    };
+  }
+  return {
+    ...base,
+    finding: "identity_not_found",
+    expected: expected[0] ?? null,
+    observed: null,
+    detail: state.platformDetail ?? "the platform does not know this identity",
+  };
+}
+
+/** An expectation no control stands in for: its finding is weighed against the legacy field. */
+interface Unmatched {
+  readonly expected: ExpectedControl;
+}
+
+/**
+ * Rules 1–3: every expectation takes an exact match first, then one left takes a near miss of
+ * the same owner or of an unknown owner. Controls taken leave `unmatched`; an expectation nothing
+ * stands in for is returned as `Unmatched`, in expectation order after the exact matches.
+ */
+function matchExpected(
+  expected: readonly ExpectedControl[],
+  sellOnly: readonly ObservedControl[],
+  unmatched: Set<ObservedControl>,
+  base: FindingBase,
+): (Finding | Unmatched)[] {
   const take = (test: (o: ObservedControl) => boolean) => {
     const hit = sellOnly.find((o) => unmatched.has(o) && test(o));
     if (hit) unmatched.delete(hit);
     return hit;
   };
-
+  const out: (Finding | Unmatched)[] = [];
   for (const e of expected) {
     const exact = take((o) => o.setBy === e.setBy && o.isOverridable === e.isOverridable);
     if (exact) {
@@ -145,21 +191,9 @@ export function classifyIdentity(state: IdentityState): Finding[] {
         detail: `expected SELL_ONLY set_by ${e.setBy.toUpperCase()} is_overridable ${e.isOverridable} (from ${e.flag}), found ${describeObserved(near)}`,
       });
     } else {
-      out.push({ ...base, ...pendingFinding(e, legacy, state.waitForPlatform ?? true) });
+      out.push({ expected: e });
     }
   }
-  const clientHeld = sellOnly.some((o) => o.setBy === "client");
-  const restrict = userSideWithoutControl(state.source, legacy, clientHeld);
-  if (restrict) out.push({ ...base, ...restrict });
-  out.push(
-    ...leftoverFindings({
-      sellOnly,
-      unmatched,
-      source: state.source,
-      legacy,
-      describe: describeObserved,
-    }).map((f) => ({ ...base, ...f })),
-  );
   return out;
 }
 

@@ -26,29 +26,39 @@
  * commits its snapshot rows with its findings, and the catch-up skips what is already classified.
  * Before an identity holding a SELL_ONLY is classified, its source row is looked up by id if the
  * source pass did not keep it (it has no flag true), so `unknown_to_source` keeps its meaning.
+ *
+ * The stream's phases (holding, releasing, listing over, failed, closed) and their transitions
+ * are in `findings-phase.ts`; `FindingsRun` holds one and changes it only through them.
  */
+
+import pMap from "p-map";
 import {
   insertInvalidRowFindings,
   listedInterestingPage,
-  type StoredObservation,
   unclassifiedObservations,
 } from "../db/finding-queries.ts";
 import { analyzeRunTables, moveListedToSnapshot } from "../db/snapshot-queries.ts";
-import { type FindingsOptions, type SnapshotRows, storeFindings } from "./findings.ts";
+import type { FindingsOptions } from "./findings.ts";
+import { observeUnlisted } from "./findings-observations.ts";
 import {
-  holdsSellOnly,
-  isCandidate,
-  observeListed,
-  observeUnlisted,
-  stateRow,
-} from "./findings-observations.ts";
-import type { FindingsStream, FindingsStreamContext } from "./findings-stream-types.ts";
+  FIRST_FINDINGS_STATE,
+  type FindingsEvent,
+  type FindingsState,
+  failureOf,
+  nextFindingsState,
+  releases,
+  sourceStored,
+} from "./findings-phase.ts";
+import type {
+  FindingsStream,
+  FindingsStreamContext,
+  FindingsStreamCounts,
+} from "./findings-stream-types.ts";
 import { type HeldPage, packHeldPage, stagePage, unpackHeldPages } from "./held-pages.ts";
+import { ListedClassifier } from "./listed-classifier.ts";
 import type { IdentityReader, ListedIdentity, ReadIdentity } from "./listed-identity.ts";
 import { ListedOnce, lastCopies } from "./listed-once.ts";
-import { outsideSourceLookup } from "./outside-source-lookup.ts";
 import { SourceIndex } from "./source-index.ts";
-import { platformMarks } from "./three-way-listing.ts";
 
 /** Identities a catch-up or unlisted range classifies at once. */
 const RANGE = 5000;
@@ -87,190 +97,192 @@ const RELEASE_PAGES_AFTER_LISTING = 4;
  */
 export function startFindingsStream(
   ctx: FindingsStreamContext,
-  options: Omit<FindingsOptions, "unlistedHoldNoSellOnly"> & {
-    /** Bytes of pages held in memory before the source rows are stored (default 32 MB). */
-    readonly memoryBytes?: number;
-  },
+  options: FindingsStreamOptions,
 ): FindingsStream {
-  const { db, runId } = ctx;
-  const { memoryBytes = HELD_PAGES_BYTES, ...findingOptions } = options;
-  const index = new SourceIndex();
-  const once = new ListedOnce(index);
-  const counts = { asListed: 0, held: 0, caughtUp: 0, unlisted: 0, actions: 0 };
-  const staging = new Set<Promise<void>>();
-  const held: HeldPage[] = [];
-  let heldBytes = 0;
-  /** Identities of pages stored before the source rows (past `memoryBytes`). */
-  let spilled = 0;
-  let release: Promise<void> | null = null;
-  let sourceStored = false;
-  /** The listing has ended (`finish`): held pages go several to a statement, without yielding. */
-  let listingOver = false;
-  let closed = false;
-  let failure: { err: unknown } | null = null;
-
-  const rethrow = () => {
-    if (failure) throw failure.err;
+  const run = new FindingsRun(ctx, options);
+  return {
+    index: run.index,
+    page: (served) => run.page(served),
+    sourceComplete: () => run.sourceComplete(),
+    finish: (kind: "bulk" | "filtered", read?: IdentityReader) => run.finish(kind, read),
+    close: () => run.close(),
   };
+}
 
-  const lookUpOutside = outsideSourceLookup(db, ctx.source, runId, index);
+export type FindingsStreamOptions = Omit<FindingsOptions, "unlistedHoldNoSellOnly"> & {
+  /** Bytes of pages held in memory before the source rows are stored (default 32 MB). */
+  readonly memoryBytes?: number;
+};
 
-  /** Classifies observed identities (candidates and SELL_ONLY holders) and stores the findings. */
-  async function classify(
-    observed: readonly StoredObservation[],
-    snapshot?: SnapshotRows,
-    unlisted = false,
-  ): Promise<number> {
-    await lookUpOutside(observed);
-    // What is classified here was listed (or is the unlisted rest): the rest is told apart by it.
-    if (!unlisted) for (const o of observed) index.markListed(o.identity_id);
-    // Unlisted ones come from the index's own candidates.
-    const rows = observed
-      .filter(
-        (o) =>
-          unlisted ||
-          holdsSellOnly(o.controls) ||
-          isCandidate(index.get(o.identity_id)) ||
-          (platformMarks(o) && index.get(o.identity_id)?.valid === true),
-      )
-      .map(({ identity_id, ...o }) => stateRow(identity_id, index.get(identity_id), o));
-    // Read after the await: pages are classified side by side, so `+= await` would lose counts.
-    const actions = await storeFindings(db, runId, rows, findingOptions, snapshot);
-    counts.actions += actions;
-    return rows.length;
+/** One run's findings stream: its phase (`findings-phase.ts`), the held pages and the counts. */
+export class FindingsRun {
+  readonly index = new SourceIndex();
+  readonly #ctx: FindingsStreamContext;
+  readonly #memoryBytes: number;
+  readonly #findingOptions: Omit<FindingsOptions, "unlistedHoldNoSellOnly">;
+  readonly #once: ListedOnce;
+  readonly #classifier: ListedClassifier;
+  readonly #counts = { asListed: 0, held: 0, caughtUp: 0, unlisted: 0 };
+  #state: FindingsState = FIRST_FINDINGS_STATE;
+  readonly #held: HeldPage[] = [];
+  #heldBytes = 0;
+  /** Identities of pages stored before the source rows (past `memoryBytes`). */
+  #spilled = 0;
+  /** Settles once every page put aside so far is stored. */
+  #staged: Promise<unknown> = Promise.resolve();
+  #release: Promise<void> | null = null;
+
+  constructor(ctx: FindingsStreamContext, options: FindingsStreamOptions) {
+    const { memoryBytes = HELD_PAGES_BYTES, ...findingOptions } = options;
+    this.#ctx = ctx;
+    this.#memoryBytes = memoryBytes;
+    this.#findingOptions = findingOptions;
+    this.#once = new ListedOnce(this.index);
+    this.#classifier = new ListedClassifier(ctx, findingOptions, this.index, this.#once);
   }
 
-  /** Before the source rows are stored, within `memoryBytes`: the page waits in memory. */
-  function holdPage(identities: readonly ListedIdentity[]): void {
-    const page = packHeldPage(identities);
-    held.push(page);
-    heldBytes += page.bytes;
+  get state(): FindingsState {
+    return this.#state;
   }
 
-  /** Classifies the pages held in memory, oldest first, freeing each as it goes. */
-  async function releaseHeld(): Promise<void> {
-    await Promise.all(Array.from({ length: RELEASE_WORKERS }, releaseSome));
+  /** Every change of phase goes through here. */
+  #on(event: FindingsEvent): void {
+    this.#state = nextFindingsState(this.#state, event);
   }
 
-  async function releaseSome(): Promise<void> {
-    while (held.length > 0 && !failure && !closed) {
-      // While the listing runs, a page at a time, after the event loop's other work: released
-      // all at once, they kept the loop busy for a second, and the rate budget's timers fired
-      // late (tokens lost). After it, nothing is paced any more.
-      if (!listingOver) await new Promise<void>((resolve) => setImmediate(resolve));
-      const pages = held.splice(0, listingOver ? RELEASE_PAGES_AFTER_LISTING : 1);
+  #rethrow(): void {
+    const failure = failureOf(this.#state);
+    if (failure) throw failure.err;
+  }
+
+  async page(served: readonly ListedIdentity[]): Promise<void> {
+    this.#rethrow();
+    if (served.length === 0) return;
+    if (sourceStored(this.#state)) {
+      // Read after the await: pages are classified side by side, so `+= await` would lose counts.
+      const classified = await this.#classifier.page(served);
+      this.#counts.asListed += classified;
+      return;
+    }
+    // A page holds each identity once (its last copy) before it is held or stored.
+    const { items: identities, dropped } = lastCopies(served);
+    this.#once.countRepeats(dropped);
+    if (this.#heldBytes < this.#memoryBytes) {
+      const page = packHeldPage(identities);
+      this.#held.push(page);
+      this.#heldBytes += page.bytes;
+      return;
+    }
+    this.#spilled += identities.length;
+    // Chained in the same tick as the check above, so `sourceComplete` waits for this page.
+    const write = stagePage(this.#ctx.db, this.#ctx.runId, identities);
+    this.#staged = Promise.allSettled([this.#staged, write]);
+    await write;
+  }
+
+  async sourceComplete(): Promise<number> {
+    const { db, runId } = this.#ctx;
+    this.#on({ kind: "source_stored" });
+    await this.#staged;
+    const moved = this.#spilled > 0 ? await moveListedToSnapshot(db, runId) : 0;
+    await insertInvalidRowFindings(db, runId);
+    // Pages held in memory are classified as if listed now; what was stored is caught up from
+    // the database (statistics of this run, not the previous one's, for its queries).
+    if (this.#spilled > 0) await analyzeRunTables(db, "snapshot");
+    const background = async () => {
+      await this.#releaseHeld();
+      if (this.#spilled > 0) await this.#catchUpListed();
+    };
+    this.#release = background().catch((err) => this.#on({ kind: "failed", err }));
+    return moved;
+  }
+
+  async finish(kind: "bulk" | "filtered", read?: IdentityReader): Promise<FindingsStreamCounts> {
+    if (!this.#release) throw new Error("findings stream: finish() before sourceComplete()");
+    this.#on({ kind: "listing_over" });
+    await this.#release;
+    this.#rethrow();
+    await this.#classifyUnlisted(kind, read);
+    // Statistics for the executor's queries of the journal; a plan's are taken beside its
+    // report (`pipeline.ts`), which does not need them.
+    if (this.#findingOptions.journalCreates || this.#findingOptions.journalDeletes) {
+      await analyzeRunTables(this.#ctx.db, "journal");
+    }
+    return { ...this.#counts, actions: this.#classifier.actions, repeats: this.#once.repeats };
+  }
+
+  async close(): Promise<void> {
+    this.#on({ kind: "closed" });
+    await this.#staged;
+    await this.#release?.catch(() => {});
+  }
+
+  /**
+   * Classifies the pages held in memory, oldest first, freeing each as it goes, a few side by
+   * side. While the listing runs, a page at a time, after the event loop's other work: released
+   * all at once, they kept the loop busy for a second, and the rate budget's timers fired late
+   * (tokens lost). After it, nothing is paced any more.
+   */
+  async #releaseHeld(): Promise<void> {
+    await pMap(
+      this.#heldBatches(),
+      async (pages) => {
+        const classified = await this.#classifier.page(unpackHeldPages(pages, this.#ctx.runId));
+        this.#counts.asListed += classified;
+        this.#counts.held += classified;
+      },
+      { concurrency: RELEASE_WORKERS },
+    );
+  }
+
+  /** The held pages, taken when a worker is free: one while the listing runs, more after it. */
+  async *#heldBatches(): AsyncGenerator<HeldPage[]> {
+    while (this.#held.length > 0 && releases(this.#state)) {
+      const paced = this.#state.phase === "releasing";
+      if (paced) await new Promise<void>((resolve) => setImmediate(resolve));
+      const pages = this.#held.splice(0, paced ? 1 : RELEASE_PAGES_AFTER_LISTING);
       if (pages.length === 0) return;
-      for (const page of pages) heldBytes -= page.bytes;
-      const identities = unpackHeldPages(pages, runId);
-      const classified = await classifyPage(identities);
-      counts.asListed += classified;
-      counts.held += classified;
+      for (const page of pages) this.#heldBytes -= page.bytes;
+      yield pages;
     }
   }
 
-  /** After: the page and the source index say everything; one transaction stores both. */
-  async function classifyPage(page: readonly ListedIdentity[]): Promise<number> {
-    // Claimed before any await: pages classified side by side never both take an identity.
-    const identities = once.claim(page);
-    const { observed, snapshot } = observeListed(runId, identities, index);
-    return classify(observed, snapshot);
-  }
-
-  async function catchUpListed(): Promise<void> {
+  async #catchUpListed(): Promise<void> {
+    const { db, runId } = this.#ctx;
     let after: string | null = null;
-    while (!failure && !closed) {
+    while (releases(this.#state)) {
       const ids = await listedInterestingPage(db, runId, after, RANGE);
       if (ids.length === 0) return;
       after = ids[ids.length - 1] ?? null;
       const rows = await unclassifiedObservations(db, runId, ids);
-      const claimed = once.claimIds(rows);
-      once.countRepeats(rows.length - claimed.length);
-      const classified = await classify(claimed);
-      counts.caughtUp += classified;
+      const claimed = this.#once.claimIds(rows);
+      this.#once.countRepeats(rows.length - claimed.length);
+      const classified = await this.#classifier.classify(claimed);
+      this.#counts.caughtUp += classified;
     }
   }
 
-  return {
-    index,
-
-    async page(served) {
-      rethrow();
-      if (served.length === 0) return;
-      if (sourceStored) {
-        const classified = await classifyPage(served);
-        counts.asListed += classified;
-        return;
-      }
-      // A page holds each identity once (its last copy) before it is held or stored.
-      const { items: identities, dropped } = lastCopies(served);
-      once.countRepeats(dropped);
-      if (heldBytes < memoryBytes) {
-        holdPage(identities);
-        return;
-      }
-      spilled += identities.length;
-      // Added in the same tick as the check above, so `sourceComplete` waits for this page.
-      const write = stagePage(db, runId, identities);
-      staging.add(write);
-      try {
-        await write;
-      } finally {
-        staging.delete(write);
-      }
-    },
-
-    async sourceComplete() {
-      sourceStored = true;
-      await Promise.allSettled([...staging]);
-      const moved = spilled > 0 ? await moveListedToSnapshot(db, runId) : 0;
-      await insertInvalidRowFindings(db, runId);
-      // Pages held in memory are classified as if listed now; what was stored is caught up from
-      // the database (statistics of this run, not the previous one's, for its queries).
-      if (spilled > 0) await analyzeRunTables(db, "snapshot");
-      const background = async () => {
-        await releaseHeld();
-        if (spilled > 0) await catchUpListed();
-      };
-      release = background().catch((err) => {
-        failure ??= { err };
-      });
-      return moved;
-    },
-
-    async finish(kind: "bulk" | "filtered", read?: IdentityReader) {
-      if (!release) throw new Error("findings stream: finish() before sourceComplete()");
-      listingOver = true;
-      await release;
-      rethrow();
-      // The candidates no page held: the index knows which were listed, so no query finds them.
-      let notFound = 0;
-      for (const ids of index.unlistedCandidates(RANGE)) {
-        const reads: readonly ReadIdentity[] = read
-          ? await read(ids)
-          : ids.map((id) => ({ status: "not_found", id, error: NOT_LISTED }));
-        const unlisted = observeUnlisted(runId, reads);
-        notFound += unlisted.notFound;
-        counts.unlisted += await classify(unlisted.observed, unlisted.snapshot, true);
-      }
-      if (notFound > 0) {
-        ctx.logger.warn(
-          kind === "bulk"
-            ? `${notFound} candidate identities are absent from the platform's listing`
-            : `${notFound} candidate identities absent from the SELL_ONLY listing are unknown to the platform (404)`,
-        );
-      }
-      // Statistics for the executor's queries of the journal; a plan's are taken beside its
-      // report (`pipeline.ts`), which does not need them.
-      if (findingOptions.journalCreates || findingOptions.journalDeletes) {
-        await analyzeRunTables(db, "journal");
-      }
-      return { ...counts, repeats: once.repeats };
-    },
-
-    async close() {
-      closed = true;
-      await Promise.allSettled([...staging]);
-      await release?.catch(() => {});
-    },
-  };
+  /** The candidates no page held: the index knows which were listed, so no query finds them. */
+  async #classifyUnlisted(kind: "bulk" | "filtered", read?: IdentityReader): Promise<void> {
+    let notFound = 0;
+    for (const ids of this.index.unlistedCandidates(RANGE)) {
+      const reads: readonly ReadIdentity[] = read
+        ? await read(ids)
+        : ids.map((id) => ({ status: "not_found", id, error: NOT_LISTED }));
+      const unlisted = observeUnlisted(this.#ctx.runId, reads);
+      notFound += unlisted.notFound;
+      this.#counts.unlisted += await this.#classifier.classify(
+        unlisted.observed,
+        unlisted.snapshot,
+        true,
+      );
+    }
+    if (notFound > 0) {
+      this.#ctx.logger.warn(
+        kind === "bulk"
+          ? `${notFound} candidate identities are absent from the platform's listing`
+          : `${notFound} candidate identities absent from the SELL_ONLY listing are unknown to the platform (404)`,
+      );
+    }
+  }
 }

@@ -2,6 +2,7 @@ import { inspect } from "node:util";
 import pLimit, { type LimitFunction } from "p-limit";
 import { backoffDelayMs, sleep } from "../backoff.ts";
 import { MAX_RESPONSE_BYTES, tooLargeDetail } from "./bounded-body.ts";
+import { type CallState, cancelledError, stillAmbiguous } from "./call-state.ts";
 import { buildUrl, exchange, type Outcome, readJson } from "./http-exchange.ts";
 import type { HttpClientDeps, Reply, RequestSpec } from "./http-request-types.ts";
 import { LinkedSignal } from "./linked-signal.ts";
@@ -9,7 +10,6 @@ import { waitTooLong } from "./max-wait.ts";
 import {
   type Classification,
   classify,
-  type HttpMethod,
   PlatformError,
   type PlatformErrorKind,
 } from "./platform-error.ts";
@@ -18,6 +18,8 @@ import { statusError } from "./status-error.ts";
 
 const PENALISED = Symbol("penalised");
 const CANCELLED = Symbol("cancelled");
+const AGAIN = Symbol("again");
+
 /** Failures that mean the address itself is wrong or down: the message names the flag. */
 const UNREACHABLE = /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)\b/;
 
@@ -64,123 +66,160 @@ export class HttpClient {
   async #send(spec: RequestSpec, signal: AbortSignal): Promise<Reply> {
     const { config, tokens, budget, metrics } = this.#d;
     const key = `${spec.method} ${spec.template}`;
-    const m = metrics.endpoint(key);
     const url = buildUrl(config.apiUrl, spec);
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
-    let attempts = 0;
-    // Only failures spend the retry budget; a 429 or a 401 replay is not the request failing.
-    let failures = 0;
-    let replayed = false;
-    let hadAmbiguous = false;
+    const call: CallState = { key, attempts: 0, failures: 0, replayed: false, hadAmbiguous: false };
+    const latency = metrics.endpoint(key).latency;
+    const send = (token: string) => () =>
+      exchange(url, spec.method, token, body, config.timeoutMs, signal, latency, () =>
+        budget.sent(spec.template),
+      );
     for (;;) {
-      if (signal.aborted) throw this.#cancelled(key, spec.method, false, attempts, hadAmbiguous);
+      if (signal.aborted) throw this.#cancelled(spec, call, false);
       try {
         await budget.waitOpen(spec.template, signal);
       } catch {
-        throw this.#cancelled(key, spec.method, false, attempts, hadAmbiguous);
+        throw this.#cancelled(spec, call, false);
       }
       // After the penalty wait: a token fetched before a five-minute pause could be stale.
       let token: string;
       try {
         token = await tokens.get(signal);
       } catch (err) {
-        throw hadAmbiguous && err instanceof PlatformError ? stillAmbiguous(err, attempts) : err;
+        throw call.hadAmbiguous && err instanceof PlatformError
+          ? stillAmbiguous(err, call.attempts)
+          : err;
       }
-      // The slot is taken after the penalty wait, so a penalised endpoint never holds slots
-      // that other endpoints could use (a penalty starting meanwhile releases the bucket's
-      // waiters). The bucket wait is inside the slot, so a grant is followed by the send at
-      // once; granting first and then queueing for a slot would let sends bunch up.
-      const outcome = await this.#limit(async () => {
-        if (signal.aborted) return CANCELLED;
-        try {
-          if (!(await budget.take(spec.template, signal))) return PENALISED;
-        } catch {
-          return CANCELLED;
-        }
-        m.requests += 1;
-        // The budget counts the real send, not the grant (see TokenBucket's trackSends).
-        return exchange(url, spec.method, token, body, config.timeoutMs, signal, m.latency, () =>
-          budget.sent(spec.template),
-        );
-      });
+      const outcome = await this.#inSlot(spec, key, signal, send(token));
       if (outcome === PENALISED) continue;
-      if (outcome === CANCELLED)
-        throw this.#cancelled(key, spec.method, false, attempts, hadAmbiguous);
-      attempts += 1;
+      if (outcome === CANCELLED) throw this.#cancelled(spec, call, false);
+      call.attempts += 1;
       metrics.status(key, "failure" in outcome ? outcome.failure.kind : outcome.status);
       this.#notePatience(key, outcome);
+      const verdict = this.#judge(spec, call, outcome, token);
+      if (verdict === AGAIN) continue;
+      if (!(verdict instanceof PlatformError)) return verdict;
+      await this.#failed(spec, call, verdict, signal);
+    }
+  }
 
-      let error: PlatformError;
-      if ("tooLarge" in outcome) {
-        error = this.#error(key, "protocol", spec.method === "GET" ? "fatal" : "ambiguous", {
-          status: outcome.status,
-          detail: tooLargeDetail(outcome.tooLarge, MAX_RESPONSE_BYTES),
-        });
-      } else if ("failure" in outcome) {
-        const f = outcome.failure;
-        if (f.kind === "cancelled")
-          throw this.#cancelled(key, spec.method, f.sent, attempts, hadAmbiguous);
-        error = this.#error(key, f.kind, classify(f.kind, spec.method, f.sent), {
-          detail:
-            f.kind === "timeout"
-              ? `no answer within ${config.timeoutMs} ms (--timeout-ms)`
-              : `connection failed (${this.#d.redactor.scrub(f.summary)})${UNREACHABLE.test(f.summary) ? "; check --api-url" : ""}`,
-          cause: new Error(this.#d.redactor.scrub(f.summary)),
-        });
-      } else if (outcome.status >= 200 && outcome.status < 300) {
-        const parsed = readJson(outcome.text);
-        if (parsed.ok) {
-          return {
-            status: outcome.status,
-            body: parsed.value,
-            attempts,
-            afterAmbiguousAttempt: hadAmbiguous,
-          };
-        }
-        // A write answered 2xx was committed, but we cannot read what it created.
-        error = this.#error(key, "protocol", spec.method === "GET" ? "fatal" : "ambiguous", {
-          status: outcome.status,
-          detail: "the response body is not valid JSON",
-        });
-      } else if (outcome.status === 401 && !replayed) {
-        // Expired early, revoked or rotated: one fresh token, one replay (a 401 was not processed).
-        replayed = true;
-        m.authReplays += 1;
-        metrics.error(key, "unauthorized");
-        tokens.invalidate(token);
-        continue;
-      } else if (outcome.status === 429) {
-        this.#rateLimited(key, spec.template, outcome.retryAfter, attempts);
-        continue;
-      } else {
-        error = statusError(this.#d.redactor, key, spec, outcome, replayed);
-      }
-
-      // Only two 401s in a row are fatal: a later revocation (after a retry) earns a fresh replay.
-      if (error.kind !== "unauthorized") replayed = false;
-      metrics.error(key, error.kind);
-      if (error.classification === "ambiguous") {
-        m.ambiguous += 1;
-        hadAmbiguous = true;
-      }
-      const again =
-        error.classification === "retryable" ||
-        (error.classification === "ambiguous" && spec.retryAmbiguous === true);
-      failures += 1;
-      if (!again || failures >= config.maxAttempts) {
-        throw hadAmbiguous ? stillAmbiguous(error, attempts) : error.with({ attempts });
-      }
-      m.retries += 1;
-      const delay = backoffDelayMs(failures, {
-        baseMs: config.retryBaseMs,
-        capMs: config.retryCapMs,
-      });
-      this.#d.logger.debug(`${error.message}; retry ${failures} in ${delay} ms`);
+  /**
+   * One send in a concurrency slot. The slot is taken after the penalty wait, so a penalised
+   * endpoint never holds slots that other endpoints could use (a penalty starting meanwhile
+   * releases the bucket's waiters). The bucket wait is inside the slot, so a grant is followed by
+   * the send at once; granting first and then queueing for a slot would let sends bunch up.
+   */
+  #inSlot(
+    spec: RequestSpec,
+    key: string,
+    signal: AbortSignal,
+    send: () => Promise<Outcome>,
+  ): Promise<Outcome | typeof PENALISED | typeof CANCELLED> {
+    const { budget, metrics } = this.#d;
+    return this.#limit(async () => {
+      if (signal.aborted) return CANCELLED;
       try {
-        await sleep(delay, signal);
+        if (!(await budget.take(spec.template, signal))) return PENALISED;
       } catch {
-        throw this.#cancelled(key, spec.method, false, attempts, hadAmbiguous);
+        return CANCELLED;
       }
+      metrics.endpoint(key).requests += 1;
+      // The budget counts the real send, not the grant (see TokenBucket's trackSends).
+      return send();
+    });
+  }
+
+  /** What one answer means: the reply, an error to weigh, or `AGAIN` (a 401 replay, a 429). */
+  #judge(
+    spec: RequestSpec,
+    call: CallState,
+    outcome: Outcome,
+    token: string,
+  ): Reply | PlatformError | typeof AGAIN {
+    const { key } = call;
+    if ("tooLarge" in outcome) {
+      return this.#error(key, "protocol", spec.method === "GET" ? "fatal" : "ambiguous", {
+        status: outcome.status,
+        detail: tooLargeDetail(outcome.tooLarge, MAX_RESPONSE_BYTES),
+      });
+    }
+    if ("failure" in outcome) {
+      const f = outcome.failure;
+      if (f.kind === "cancelled") throw this.#cancelled(spec, call, f.sent);
+      return this.#error(key, f.kind, classify(f.kind, spec.method, f.sent), {
+        detail:
+          f.kind === "timeout"
+            ? `no answer within ${this.#d.config.timeoutMs} ms (--timeout-ms)`
+            : `connection failed (${this.#d.redactor.scrub(f.summary)})${UNREACHABLE.test(f.summary) ? "; check --api-url" : ""}`,
+        cause: new Error(this.#d.redactor.scrub(f.summary)),
+      });
+    }
+    if (outcome.status >= 200 && outcome.status < 300) {
+      const parsed = readJson(outcome.text);
+      if (parsed.ok) {
+        return {
+          status: outcome.status,
+          body: parsed.value,
+          attempts: call.attempts,
+          afterAmbiguousAttempt: call.hadAmbiguous,
+        };
+      }
+      // A write answered 2xx was committed, but we cannot read what it created.
+      return this.#error(key, "protocol", spec.method === "GET" ? "fatal" : "ambiguous", {
+        status: outcome.status,
+        detail: "the response body is not valid JSON",
+      });
+    }
+    if (outcome.status === 401 && !call.replayed) {
+      // Expired early, revoked or rotated: one fresh token, one replay (a 401 was not processed).
+      call.replayed = true;
+      this.#d.metrics.endpoint(key).authReplays += 1;
+      this.#d.metrics.error(key, "unauthorized");
+      this.#d.tokens.invalidate(token);
+      return AGAIN;
+    }
+    if (outcome.status === 429) {
+      this.#rateLimited(key, spec.template, outcome.retryAfter, call.attempts);
+      return AGAIN;
+    }
+    return statusError(this.#d.redactor, key, spec, outcome, call.replayed);
+  }
+
+  /** A failed attempt: thrown when it may not or need not be repeated, else a backoff wait. */
+  async #failed(
+    spec: RequestSpec,
+    call: CallState,
+    error: PlatformError,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { config, metrics } = this.#d;
+    const m = metrics.endpoint(call.key);
+    // Only two 401s in a row are fatal: a later revocation (after a retry) earns a fresh replay.
+    if (error.kind !== "unauthorized") call.replayed = false;
+    metrics.error(call.key, error.kind);
+    if (error.classification === "ambiguous") {
+      m.ambiguous += 1;
+      call.hadAmbiguous = true;
+    }
+    const again =
+      error.classification === "retryable" ||
+      (error.classification === "ambiguous" && spec.retryAmbiguous === true);
+    call.failures += 1;
+    if (!again || call.failures >= config.maxAttempts) {
+      throw call.hadAmbiguous
+        ? stillAmbiguous(error, call.attempts)
+        : error.with({ attempts: call.attempts });
+    }
+    m.retries += 1;
+    const delay = backoffDelayMs(call.failures, {
+      baseMs: config.retryBaseMs,
+      capMs: config.retryCapMs,
+    });
+    this.#d.logger.debug(`${error.message}; retry ${call.failures} in ${delay} ms`);
+    try {
+      await sleep(delay, signal);
+    } catch {
+      throw this.#cancelled(spec, call, false);
     }
   }
 
@@ -222,32 +261,8 @@ export class HttpClient {
     return new PlatformError({ kind, classification, endpoint, ...rest });
   }
 
-  #cancelled(
-    endpoint: string,
-    method: HttpMethod,
-    sent: boolean,
-    attempts: number,
-    afterAmbiguousAttempt = false,
-  ) {
-    // A halted client says why it stopped (the platform's refusal), not merely that it did.
-    const why = this.#d.signal.reason;
-    if (why instanceof PlatformError) {
-      return why.with({
-        kind: "cancelled",
-        classification: afterAmbiguousAttempt ? "ambiguous" : classify("cancelled", method, sent),
-        afterAmbiguousAttempt,
-        attempts,
-      });
-    }
-    return new PlatformError({
-      kind: "cancelled",
-      // Stopping a delete between an ambiguous attempt and its repeat leaves it just as unknown.
-      classification: afterAmbiguousAttempt ? "ambiguous" : classify("cancelled", method, sent),
-      afterAmbiguousAttempt,
-      endpoint,
-      detail: sent ? "cancelled while the request was in flight" : "cancelled before sending",
-      attempts,
-    });
+  #cancelled(spec: RequestSpec, call: CallState, sent: boolean): PlatformError {
+    return cancelledError(this.#d.signal.reason, spec.method, call, sent);
   }
 
   toJSON(): string {
@@ -257,12 +272,4 @@ export class HttpClient {
   [inspect.custom](): string {
     return "[HttpClient]";
   }
-}
-
-/**
- * After an ambiguous attempt, whatever ends the call leaves the outcome unknown. Only the caller
- * can read a later 404/409 as "done" (deletes do), so the flag travels with the error.
- */
-function stillAmbiguous(error: PlatformError, attempts: number): PlatformError {
-  return error.with({ attempts, afterAmbiguousAttempt: true, classification: "ambiguous" });
 }

@@ -1,9 +1,10 @@
 import { inspect } from "node:util";
 import type { PlatformConfig } from "../config.ts";
 import { MAX_PAGE_SIZE } from "../contract/index.ts";
-import { silentLogger } from "../log.ts";
-import { escapeInvisible } from "../visible-text.ts";
+import { type Logger, silentLogger } from "../log.ts";
+import { ClientLifecycle, type ClientPhase } from "./client-lifecycle.ts";
 import { MetricsRecorder } from "./client-metrics.ts";
+import { cursorPages } from "./cursor-pages.ts";
 import { HttpClient } from "./http-client.ts";
 import type {
   CreateControlInput,
@@ -41,6 +42,9 @@ export type {
 
 const PAGE_LIMIT = MAX_PAGE_SIZE;
 
+const refuse = (endpoint: string, kind: "bad_request" | "forbidden", detail: string) =>
+  new PlatformError({ kind, classification: "fatal", endpoint, detail });
+
 /**
  * The platform client: typed identity and control endpoints over a shared token, a per-endpoint
  * rate budget, bounded concurrency and safe retries.
@@ -54,51 +58,96 @@ export function createPlatformClient(
   config: PlatformConfig,
   options: PlatformClientOptions,
 ): PlatformClient {
-  const logger = options.logger ?? silentLogger;
-  const closing = new AbortController();
-  const signal = options.signal
-    ? AbortSignal.any([closing.signal, options.signal])
-    : closing.signal;
-  const halt = (error: PlatformError) => {
-    if (!closing.signal.aborted) closing.abort(error);
+  const api = new PlatformApi(config, options);
+  const client: PlatformClient = {
+    listIdentities: (opts) => api.listIdentities(opts),
+    getIdentity: (id, opts) => api.getIdentity(id, opts),
+    listIdentityControls: (id, opts) => api.listIdentityControls(id, opts),
+    createIdentityControl: (input) => api.createIdentityControl(input),
+    deleteIdentityControl: (id, reason, opts) => api.deleteIdentityControl(id, reason, opts),
+    metrics: () => api.metrics(),
+    setRate: (template, rps) => api.setRate(template, rps),
+    close: async () => api.close(),
   };
-  const redactor = new Redactor(logger);
-  redactor.add(config.clientSecret.reveal());
-  // A token endpoint may echo the Authorization header in an error body.
-  for (const credential of basicCredentials(config.clientId, config.clientSecret.reveal()))
-    redactor.add(credential);
-  const metrics = new MetricsRecorder();
-  const budget = new RateBudget({ rate: config.rate, penaltyS: config.penaltyS, logger });
-  const patience = new RefusalPatience({ limitS: config.maxRefusedS, halt, signal });
-  // The token manager's settings are the platform config's own (token URL, client, timeouts).
-  const tokens = new TokenManager({
-    ...{ ...config, scopes: options.scopes, halt, patience, logger, metrics, redactor, signal },
-  });
-  const http = new HttpClient({
-    ...{ config, tokens, budget, metrics, redactor, logger, signal, halt, patience },
-  });
-  const canWrite = options.scopes.includes(SCOPE_WRITE_CONTROL);
+  Object.defineProperty(client, inspect.custom, { value: () => "[PlatformClient]" });
+  Object.defineProperty(client, "toJSON", { value: () => "[PlatformClient]" });
+  return Object.freeze(client);
+}
 
-  const refuse = (endpoint: string, kind: "bad_request" | "forbidden", detail: string) =>
-    new PlatformError({ kind, classification: "fatal", endpoint, detail });
+/**
+ * The client's parts wired once, and its endpoints. Its phase (open, halted, closed) lives in
+ * `ClientLifecycle`; `createPlatformClient` hands out a frozen object of its methods.
+ */
+export class PlatformApi {
+  readonly #life: ClientLifecycle;
+  readonly #logger: Logger;
+  readonly #metrics = new MetricsRecorder();
+  readonly #budget: RateBudget;
+  readonly #http: HttpClient;
+  readonly #canWrite: boolean;
 
-  async function* listIdentities(opts: ListIdentitiesOptions = {}) {
+  constructor(config: PlatformConfig, options: PlatformClientOptions) {
+    const logger = options.logger ?? silentLogger;
+    const life = new ClientLifecycle(options.signal);
+    const { signal } = life;
+    const halt = (error: PlatformError) => life.halt(error);
+    const redactor = new Redactor(logger);
+    redactor.add(config.clientSecret.reveal());
+    // A token endpoint may echo the Authorization header in an error body.
+    for (const credential of basicCredentials(config.clientId, config.clientSecret.reveal()))
+      redactor.add(credential);
+    const metrics = this.#metrics;
+    const budget = new RateBudget({ rate: config.rate, penaltyS: config.penaltyS, logger });
+    const patience = new RefusalPatience({ limitS: config.maxRefusedS, halt, signal });
+    // The token manager's settings are the platform config's own (token URL, client, timeouts).
+    const tokens = new TokenManager({
+      ...{ ...config, scopes: options.scopes, halt, patience, logger, metrics, redactor, signal },
+    });
+    this.#http = new HttpClient({
+      ...{ config, tokens, budget, metrics, redactor, logger, signal, halt, patience },
+    });
+    this.#life = life;
+    this.#logger = logger;
+    this.#budget = budget;
+    this.#canWrite = options.scopes.includes(SCOPE_WRITE_CONTROL);
+  }
+
+  get phase(): ClientPhase {
+    return this.#life.phase;
+  }
+
+  /** Stops every request of the client with the platform's refusal (as its parts do). */
+  halt(error: PlatformError): void {
+    this.#life.halt(error);
+  }
+
+  close(): void {
+    this.#life.close();
+  }
+
+  metrics() {
+    return this.#metrics.snapshot(this.#budget.snapshot());
+  }
+
+  setRate(template: string, rps: number): void {
+    this.#budget.setRate(template, rps);
+  }
+
+  async *listIdentities(opts: ListIdentitiesOptions = {}): AsyncGenerator<Identity[]> {
     const endpoint = `GET ${PATHS.identities}`;
     const limit = opts.limit ?? PAGE_LIMIT;
     // Only an order asked for is relied on; a listing in the platform's default order is
     // remembered by id.
     const guard = new RunawayGuard(endpoint, limit, opts.expectedTotal, opts.order);
-    const seenCursors = new Set<string>();
     const filters = {
       control_types: opts.controlTypes?.length ? opts.controlTypes : undefined,
       "created_at.gte": opts.createdAtGte,
       "created_at.lt": opts.createdAtLt,
     };
-    let cursor = "";
     // One page, read and parsed: the answer's JSON is garbage once this returns, never held
-    // while the page waits at the `yield` below (it would outlive young collections for nothing).
-    const readPage = async () => {
-      const reply = await http.send({
+    // while the page waits at the listing's `yield`.
+    const readPage = async (cursor: string) => {
+      const reply = await this.#http.send({
         method: "GET",
         template: PATHS.identities,
         path: PATHS.identities,
@@ -112,53 +161,16 @@ export function createPlatformClient(
       });
       return parseIdentitiesPage(reply.body, endpoint);
     };
-    do {
-      guard.beforePage();
-      const page = await readPage();
-      const items = dropRepeats(page.items, endpoint, "identity");
-      cursor = loopGuard(seenCursors, page.nextPageCursor, endpoint);
-      guard.afterPage(items, cursor !== "");
-      yield items;
-    } while (cursor !== "");
+    yield* cursorPages(readPage, guard, this.#watch(endpoint, "identity"));
   }
 
-  /**
-   * One copy of each item of a page. A platform that serves an item twice in one page would make
-   * the snapshot insert fail on its own conflict; the repeat is counted and logged instead.
-   */
-  function dropRepeats<T extends { id: string }>(items: T[], endpoint: string, what: string): T[] {
-    const ids = new Set<string>();
-    const kept: T[] = [];
-    let first: string | undefined;
-    for (const item of items) {
-      if (ids.has(item.id)) first ??= item.id;
-      else {
-        ids.add(item.id);
-        kept.push(item);
-      }
-    }
-    const dropped = items.length - kept.length;
-    if (dropped > 0) {
-      metrics.endpoint(endpoint).anomalies += dropped;
-      logger.warn(
-        `Platform anomaly: ${endpoint} served ${dropped} ${what} record(s) twice within one page (first: "${escapeInvisible(first ?? "")}"); kept one copy of each.`,
-      );
-    }
-    return kept;
-  }
-
-  async function listIdentityControls(
+  async listIdentityControls(
     identityId: string,
     opts: { includeDeleted?: boolean; signal?: AbortSignal } = {},
   ): Promise<IdentityControl[]> {
     const endpoint = `GET ${PATHS.controls}`;
-    const out: IdentityControl[] = [];
-    const seen = new Set<string>();
-    const guard = new RunawayGuard(endpoint, PAGE_LIMIT, undefined);
-    let cursor = "";
-    do {
-      guard.beforePage();
-      const reply = await http.send({
+    const readPage = async (cursor: string) => {
+      const reply = await this.#http.send({
         method: "GET",
         template: PATHS.controls,
         path: PATHS.controls,
@@ -170,17 +182,18 @@ export function createPlatformClient(
         },
         signal: opts.signal,
       });
-      const page = parseControlsPage(reply.body, endpoint);
-      const items = dropRepeats(page.items, endpoint, "control");
-      cursor = loopGuard(seen, page.nextPageCursor, endpoint);
-      guard.afterPage(items, cursor !== "");
+      return parseControlsPage(reply.body, endpoint);
+    };
+    const guard = new RunawayGuard(endpoint, PAGE_LIMIT, undefined);
+    const out: IdentityControl[] = [];
+    for await (const items of cursorPages(readPage, guard, this.#watch(endpoint, "control"))) {
       for (const c of items) out.push(c);
-    } while (cursor !== "");
+    }
     return out;
   }
 
-  async function getIdentity(id: string, opts: { signal?: AbortSignal } = {}): Promise<Identity> {
-    const reply = await http.send({
+  async getIdentity(id: string, opts: { signal?: AbortSignal } = {}): Promise<Identity> {
+    const reply = await this.#http.send({
       method: "GET",
       template: PATHS.identity,
       path: `${PATHS.identities}/${encodeURIComponent(id)}`,
@@ -189,30 +202,10 @@ export function createPlatformClient(
     return parseIdentity(reply.body, `GET ${PATHS.identity}`);
   }
 
-  async function createIdentityControl(input: CreateControlInput): Promise<IdentityControl> {
+  async createIdentityControl(input: CreateControlInput): Promise<IdentityControl> {
     const endpoint = `POST ${PATHS.controls}`;
-    if (!(CREATABLE_CONTROL_TYPES as readonly string[]).includes(input.type)) {
-      throw refuse(
-        endpoint,
-        "bad_request",
-        `refused locally: clients may create only ${CREATABLE_CONTROL_TYPES.join(", ")} controls, not ${JSON.stringify(input.type)}${input.type === "FROZEN" ? " (FROZEN is set by the platform alone)" : ""}`,
-      );
-    }
-    if (!(ACCEPTED_REASON_CODES as readonly string[]).includes(input.reasonCode)) {
-      throw refuse(
-        endpoint,
-        "bad_request",
-        `refused locally: reason_code must be one of ${ACCEPTED_REASON_CODES.join(", ")}, got ${JSON.stringify(input.reasonCode)}`,
-      );
-    }
-    if (!canWrite) {
-      throw refuse(
-        endpoint,
-        "forbidden",
-        `refused locally: this client was created without the ${SCOPE_WRITE_CONTROL} scope (a read-only command)`,
-      );
-    }
-    const reply = await http.send({
+    this.#refuseLocally(endpoint, input);
+    const reply = await this.#http.send({
       method: "POST",
       template: PATHS.controls,
       path: PATHS.controls,
@@ -232,20 +225,14 @@ export function createPlatformClient(
     }
   }
 
-  async function deleteIdentityControl(
+  async deleteIdentityControl(
     controlId: string,
     reason?: string,
     opts: { signal?: AbortSignal } = {},
   ): Promise<{ alreadyDeleted: boolean }> {
-    if (!canWrite) {
-      throw refuse(
-        `DELETE ${PATHS.controls}`,
-        "forbidden",
-        `refused locally: this client was created without the ${SCOPE_WRITE_CONTROL} scope (a read-only command)`,
-      );
-    }
+    if (!this.#canWrite) throw this.#readOnly(`DELETE ${PATHS.controls}`);
     try {
-      await http.send({
+      await this.#http.send({
         method: "DELETE",
         template: PATHS.controls,
         path: PATHS.controls,
@@ -267,34 +254,34 @@ export function createPlatformClient(
     }
   }
 
-  const client: PlatformClient = {
-    listIdentities,
-    getIdentity,
-    listIdentityControls,
-    createIdentityControl,
-    deleteIdentityControl,
-    metrics: () => metrics.snapshot(budget.snapshot()),
-    setRate: (template, rps) => budget.setRate(template, rps),
-    close: async () => {
-      closing.abort(new Error("platform client closed"));
-    },
-  };
-  Object.defineProperty(client, inspect.custom, { value: () => "[PlatformClient]" });
-  Object.defineProperty(client, "toJSON", { value: () => "[PlatformClient]" });
-  return Object.freeze(client);
-}
-
-/** A cursor seen twice would loop forever; the platform promised opaque, advancing cursors. */
-function loopGuard(seen: Set<string>, cursor: string, endpoint: string): string {
-  if (cursor === "") return "";
-  if (seen.has(cursor)) {
-    throw new PlatformError({
-      kind: "protocol",
-      classification: "fatal",
-      endpoint,
-      detail: "next_page_cursor repeats an earlier cursor; stopping instead of looping forever",
-    });
+  /** A create the platform would refuse, or this client may not send, is refused before sending. */
+  #refuseLocally(endpoint: string, input: CreateControlInput): void {
+    if (!(CREATABLE_CONTROL_TYPES as readonly string[]).includes(input.type)) {
+      throw refuse(
+        endpoint,
+        "bad_request",
+        `refused locally: clients may create only ${CREATABLE_CONTROL_TYPES.join(", ")} controls, not ${JSON.stringify(input.type)}${input.type === "FROZEN" ? " (FROZEN is set by the platform alone)" : ""}`,
+      );
+    }
+    if (!(ACCEPTED_REASON_CODES as readonly string[]).includes(input.reasonCode)) {
+      throw refuse(
+        endpoint,
+        "bad_request",
+        `refused locally: reason_code must be one of ${ACCEPTED_REASON_CODES.join(", ")}, got ${JSON.stringify(input.reasonCode)}`,
+      );
+    }
+    if (!this.#canWrite) throw this.#readOnly(endpoint);
   }
-  seen.add(cursor);
-  return cursor;
+
+  #readOnly(endpoint: string): PlatformError {
+    return refuse(
+      endpoint,
+      "forbidden",
+      `refused locally: this client was created without the ${SCOPE_WRITE_CONTROL} scope (a read-only command)`,
+    );
+  }
+
+  #watch(endpoint: string, what: string) {
+    return { endpoint, what, metrics: this.#metrics, logger: this.#logger };
+  }
 }

@@ -76,8 +76,14 @@ function createBody(body: unknown): {
  *   registerControlRoutes(app, ctx); // then app.listen(...)
  */
 export function registerControlRoutes(app: FastifyInstance, ctx: SandboxContext): void {
-  const { identities: store, cursors } = ctx;
+  registerList(app, ctx);
+  registerCreate(app, ctx);
+  registerDelete(app, ctx);
+}
 
+/** GET: one identity's controls, a page at a time, the cursor bound to the listing's filters. */
+function registerList(app: FastifyInstance, ctx: SandboxContext): void {
+  const { identities: store, cursors } = ctx;
   app.get(
     CONTROLS_PATH,
     {
@@ -114,7 +120,11 @@ export function registerControlRoutes(app: FastifyInstance, ctx: SandboxContext)
       };
     },
   );
+}
 
+/** POST: a client control, refused as the platform refuses it. */
+function registerCreate(app: FastifyInstance, ctx: SandboxContext): void {
+  const store = ctx.identities;
   app.post(
     CONTROLS_PATH,
     {
@@ -146,7 +156,11 @@ export function registerControlRoutes(app: FastifyInstance, ctx: SandboxContext)
       return answerWrite(ctx, request, reply, record);
     },
   );
+}
 
+/** DELETE: a control by id; not overridable is 403, already deleted 409. */
+function registerDelete(app: FastifyInstance, ctx: SandboxContext): void {
+  const store = ctx.identities;
   app.delete(
     CONTROLS_PATH,
     {

@@ -102,22 +102,7 @@ function playTransition(
   opts: ResolvedSeedOptions,
 ): SeedReport {
   const { setBy } = opts;
-
-  const drift = Object.fromEntries(DRIFT_KINDS.map((k) => [k, 0])) as Record<DriftKind, number>;
-  const report: SeedReport = {
-    identities: added.length,
-    skippedExisting: skipped,
-    userDisabled: 0,
-    adminDisabled: 0,
-    flagged: 0,
-    migrated: 0,
-    unmigrated: 0,
-    migrationControls: { client: 0, service: 0 },
-    driftIdentities: 0,
-    drift,
-    controlsCreated: 0,
-    legacyDrift: { on: 0, off: 0 },
-  };
+  const report = emptyReport(added.length, skipped);
   const randMigrate = prng(Math.imul(opts.seed, 0x9e3779b1) ^ 0x2545f491);
   const randDrift = prng(opts.seed ^ 0x68e31da4);
   const create = (identity: StoredIdentity, c: NewControl) => {
@@ -161,42 +146,60 @@ function playTransition(
     } else if (ud || ad) report.unmigrated++;
     if (!kind) continue;
     report.driftIdentities++;
-    drift[kind]++;
-    const reason = `sandbox drift: ${kind}`;
-    switch (kind) {
-      case "client_control_without_flag":
-      case "duplicate_client_sell_only":
-        create(identity, sellOnly(setBy.client, true, reason));
-        break;
-      case "service_control_without_flag":
-        create(identity, sellOnly(setBy.service, false, reason));
-        break;
-      case "unknown_set_by":
-        create(identity, sellOnly("SET_BY_PARTNER", false, reason));
-        break;
-      case "extra_closed":
-      case "extra_dormant":
-        create(identity, {
-          type: kind === "extra_closed" ? "CLOSED" : "DORMANT",
-          set_by: setBy.client,
-          is_overridable: true,
-          reason_code: kind === "extra_closed" ? "END_USER_REQUEST" : "INACTIVITY",
-          reason,
-        });
-        break;
-      case "extra_frozen":
-        create(identity, {
-          type: "FROZEN",
-          set_by: setBy.service,
-          is_overridable: false,
-          reason_code: "COMPLIANCE_INVESTIGATION",
-          reason,
-        });
-        break;
-      default:
-        // set_by_other_spelling, client_not_overridable, service_control_missing: shaped the migration.
-        break;
-    }
+    report.drift[kind]++;
+    const control = driftControl(kind, setBy);
+    if (control) create(identity, control);
   }
   return report;
+}
+
+function emptyReport(identities: number, skippedExisting: number): SeedReport {
+  return {
+    identities,
+    skippedExisting,
+    userDisabled: 0,
+    adminDisabled: 0,
+    flagged: 0,
+    migrated: 0,
+    unmigrated: 0,
+    migrationControls: { client: 0, service: 0 },
+    driftIdentities: 0,
+    drift: Object.fromEntries(DRIFT_KINDS.map((k) => [k, 0])) as Record<DriftKind, number>,
+    controlsCreated: 0,
+    legacyDrift: { on: 0, off: 0 },
+  };
+}
+
+/** The control one kind of drift adds; none for the kinds that shape the migration instead. */
+function driftControl(kind: DriftKind, setBy: SetBySpelling): NewControl | undefined {
+  const reason = `sandbox drift: ${kind}`;
+  switch (kind) {
+    case "client_control_without_flag":
+    case "duplicate_client_sell_only":
+      return sellOnly(setBy.client, true, reason);
+    case "service_control_without_flag":
+      return sellOnly(setBy.service, false, reason);
+    case "unknown_set_by":
+      return sellOnly("SET_BY_PARTNER", false, reason);
+    case "extra_closed":
+    case "extra_dormant":
+      return {
+        type: kind === "extra_closed" ? "CLOSED" : "DORMANT",
+        set_by: setBy.client,
+        is_overridable: true,
+        reason_code: kind === "extra_closed" ? "END_USER_REQUEST" : "INACTIVITY",
+        reason,
+      };
+    case "extra_frozen":
+      return {
+        type: "FROZEN",
+        set_by: setBy.service,
+        is_overridable: false,
+        reason_code: "COMPLIANCE_INVESTIGATION",
+        reason,
+      };
+    default:
+      // set_by_other_spelling, client_not_overridable, service_control_missing: shaped the migration.
+      return undefined;
+  }
 }

@@ -39,6 +39,46 @@ function decodeBasicPart(s: string): string {
 }
 
 /**
+ * The client's id and secret, from HTTP Basic or the body (one method, not both), or the OAuth2
+ * error that refuses them.
+ */
+function clientCredentials(
+  authorization: string | undefined,
+  form: URLSearchParams,
+): { clientId: string; clientSecret: string } | TokenResponse {
+  let clientId = form.get("client_id") ?? undefined;
+  let clientSecret = form.get("client_secret") ?? undefined;
+  if (authorization !== undefined) {
+    const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization);
+    if (!m) return oauthError(401, "invalid_client", "the Authorization header is not Basic");
+    if (clientSecret !== undefined) {
+      return oauthError(
+        400,
+        "invalid_request",
+        "use one client authentication method: HTTP Basic or client_secret in the body, not both",
+      );
+    }
+    const decoded = Buffer.from(m[1]!, "base64").toString("utf8");
+    const colon = decoded.indexOf(":");
+    if (colon < 0) return oauthError(401, "invalid_client", "malformed Basic credentials");
+    const basicId = decodeBasicPart(decoded.slice(0, colon));
+    if (clientId !== undefined && clientId !== basicId) {
+      return oauthError(400, "invalid_request", "client_id in the body differs from Basic");
+    }
+    clientId = basicId;
+    clientSecret = decodeBasicPart(decoded.slice(colon + 1));
+  }
+  if (clientId === undefined || clientSecret === undefined) {
+    return oauthError(
+      401,
+      "invalid_client",
+      "client authentication required: HTTP Basic or client_id and client_secret in the body",
+    );
+  }
+  return { clientId, clientSecret };
+}
+
+/**
  * OAuth2 client-credentials issuer: configured clients with allowed scopes, opaque random bearer
  * tokens with a TTL, and revocation of every token at once (for fault tests).
  *
@@ -79,35 +119,9 @@ export class OAuthIssuer {
         `grant_type must be client_credentials, got ${JSON.stringify(grant.slice(0, 40))}`,
       );
     }
-    let clientId = form.get("client_id") ?? undefined;
-    let clientSecret = form.get("client_secret") ?? undefined;
-    if (authorization !== undefined) {
-      const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization);
-      if (!m) return oauthError(401, "invalid_client", "the Authorization header is not Basic");
-      if (clientSecret !== undefined) {
-        return oauthError(
-          400,
-          "invalid_request",
-          "use one client authentication method: HTTP Basic or client_secret in the body, not both",
-        );
-      }
-      const decoded = Buffer.from(m[1]!, "base64").toString("utf8");
-      const colon = decoded.indexOf(":");
-      if (colon < 0) return oauthError(401, "invalid_client", "malformed Basic credentials");
-      const basicId = decodeBasicPart(decoded.slice(0, colon));
-      if (clientId !== undefined && clientId !== basicId) {
-        return oauthError(400, "invalid_request", "client_id in the body differs from Basic");
-      }
-      clientId = basicId;
-      clientSecret = decodeBasicPart(decoded.slice(colon + 1));
-    }
-    if (clientId === undefined || clientSecret === undefined) {
-      return oauthError(
-        401,
-        "invalid_client",
-        "client authentication required: HTTP Basic or client_id and client_secret in the body",
-      );
-    }
+    const credentials = clientCredentials(authorization, form);
+    if ("status" in credentials) return credentials;
+    const { clientId, clientSecret } = credentials;
     const client = this.clients.get(clientId);
     if (!client || !sameSecret(client.clientSecret, clientSecret)) {
       return oauthError(401, "invalid_client", "client authentication failed");
