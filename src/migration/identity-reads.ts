@@ -9,12 +9,13 @@ import { identityStatesPage } from "../db/finding-queries.ts";
 import type { Database, NewSnapshotIdentity } from "../db/schema.ts";
 import { insertSnapshot } from "../db/snapshot-queries.ts";
 import type { Logger } from "../log.ts";
-import { type PlatformClient, PlatformError } from "../platform/index.ts";
+import { PATHS, type PlatformClient, PlatformError } from "../platform/index.ts";
 import { noun } from "../plural.ts";
 import { dependsOnPlatformLegacy } from "./classify.ts";
 import { toIdentityState } from "./findings.ts";
 import { listedIdentityOf, type ReadIdentity } from "./listed-identity.ts";
 import type { Progress } from "./progress.ts";
+import { endpointBudget } from "./progress-rate.ts";
 import { snapshotIdentity } from "./three-way-listing.ts";
 
 export interface IdentityReadContext {
@@ -75,7 +76,9 @@ export async function readLegacyWhereNeeded(ctx: IdentityReadContext): Promise<n
   let after: string | null = null;
   let read = 0;
   let notFound = 0;
-  ctx.progress?.start("platform legacy fields", null);
+  ctx.progress?.start("platform legacy fields", null, {
+    rateCap: endpointBudget(ctx.client, PATHS.identity),
+  });
   for (;;) {
     const rows = await identityStatesPage(db, runId, after, PAGE);
     if (rows.length === 0) break;

@@ -3,6 +3,18 @@
  * began, which a first burst inflates and a `set-rate` moves only slowly), never above the budget
  * in force, so the figure is one the platform could have measured.
  */
+import type { PlatformClient } from "../platform/index.ts";
+
+/**
+ * A read phase's rate cap: the budget in force on the endpoint its reads go to, one request an
+ * identity (per-identity's controls, the reads by id), read at each refresh.
+ *
+ * @example
+ *   progress.start("platform", null, { rateCap: endpointBudget(client, PATHS.controls) });
+ */
+export const endpointBudget =
+  (client: Pick<PlatformClient, "metrics">, template: string) => (): number | null =>
+    client.metrics().budgets[template]?.rate ?? null;
 
 /** How far back the shown rate looks. */
 export const RATE_WINDOW_MS = 5_000;

@@ -15,6 +15,7 @@ import { noun } from "../plural.ts";
 import { controlRow, type ListedIdentity, listedIdentityOf } from "./listed-identity.ts";
 import { listPartitioned } from "./partitioned-listing.ts";
 import type { Progress } from "./progress.ts";
+import { endpointBudget } from "./progress-rate.ts";
 import { addLookedUpRows } from "./source-stage.ts";
 import type { ChosenStrategy } from "./state-strategy.ts";
 import { snapshotIdentity } from "./three-way-listing.ts";
@@ -151,7 +152,7 @@ export async function perIdentitySnapshot(ctx: SnapshotContext): Promise<Snapsho
   }
   let after: string | null = null;
   let observed = 0;
-  ctx.progress.start("platform", null);
+  ctx.progress.start("platform", null, { rateCap: endpointBudget(ctx.client, PATHS.controls) });
   for (;;) {
     const ids = await candidatePage(db, runId, after, PAGE);
     if (ids.length === 0) break;

@@ -5,13 +5,14 @@
 import { previousListings } from "../db/snapshot-queries.ts";
 import { countSource } from "../db/source-reader.ts";
 import { UserError } from "../errors.ts";
-import type { PlatformClient } from "../platform/index.ts";
+import { PATHS, type PlatformClient } from "../platform/index.ts";
 import { computeFindings, type FindingsOptions } from "./findings.ts";
 import { startFindingsStream } from "./findings-stream.ts";
 import type { FindingsStream, FindingsStreamCounts } from "./findings-stream-types.ts";
 import { readIdentities, readLegacyWhereNeeded } from "./identity-reads.ts";
 import { forgetSightingsOfClearedFlags, type WaitPolicy } from "./platform-wait.ts";
 import { createProgress } from "./progress.ts";
+import { endpointBudget } from "./progress-rate.ts";
 import {
   type ListingFigures,
   type ListingHint,
@@ -189,7 +190,9 @@ async function finishFiltered(
   ctx: SnapshotContext,
   stream: FindingsStream,
 ): Promise<FindingsStreamCounts> {
-  ctx.progress.start("platform unlisted candidates", null);
+  ctx.progress.start("platform unlisted candidates", null, {
+    rateCap: endpointBudget(ctx.client, PATHS.identity),
+  });
   try {
     return await stream.finish("filtered", (ids) => readIdentities(ctx, ids));
   } finally {

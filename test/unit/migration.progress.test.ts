@@ -5,10 +5,17 @@
 import assert from "node:assert/strict";
 import { EventEmitter, once } from "node:events";
 import { describe, it } from "node:test";
+import { loadPlatformConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/log.ts";
 import { createProgress } from "../../src/migration/progress.ts";
-import { progressCount, RateMeter, shownRate } from "../../src/migration/progress-rate.ts";
+import {
+  endpointBudget,
+  progressCount,
+  RateMeter,
+  shownRate,
+} from "../../src/migration/progress-rate.ts";
 import { shownRate as statusRate } from "../../src/migration/run-status.ts";
+import { createPlatformClient, PATHS } from "../../src/platform/index.ts";
 import { noun } from "../../src/plural.ts";
 
 /** A line progress whose lines are events: each test waits for the next line, never a timer. */
@@ -63,6 +70,32 @@ describe("progress", () => {
     assert.equal(m.perSecond(now, 40), shownRate(49, 40));
     assert.equal(m.perSecond(now, 40), 40);
     assert.equal(m.perSecond(now, 0), 49, "a budget of 0 (none known) caps nothing, as in status");
+  });
+
+  it("a read phase's rate cap is the budget in force on its endpoint, read anew after a set-rate", () => {
+    const config = loadPlatformConfig(
+      {},
+      {
+        API_BASE_URL: "http://127.0.0.1:9",
+        OAUTH_TOKEN_URL: "http://127.0.0.1:9/oauth2/token",
+        OAUTH_CLIENT_ID: "client-1",
+        OAUTH_CLIENT_SECRET: "s3cret-value-xyz",
+      },
+    );
+    const client = createPlatformClient(config, { scopes: [] });
+    try {
+      const controls = endpointBudget(client, PATHS.controls);
+      const byId = endpointBudget(client, PATHS.identity);
+      assert.equal(controls(), null, "no budget known before the endpoint's first use: no cap");
+      client.setRate(PATHS.controls, 3);
+      assert.equal(controls(), 3);
+      assert.equal(byId(), null, "each phase reads its own endpoint's budget");
+      client.setRate(PATHS.identity, 7);
+      assert.deepEqual([controls(), byId()], [3, 7]);
+      assert.equal(endpointBudget(client, "/v2/not-an-endpoint")(), null);
+    } finally {
+      client.close();
+    }
   });
 
   it("RateMeter counts only the last five seconds, so an early burst stops counting once it is older", () => {
