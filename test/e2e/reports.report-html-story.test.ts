@@ -119,6 +119,12 @@ for (const backend of backends) {
           lastHead.x + lastHead.width <= width,
           `the last column ends at ${lastHead.x + lastHead.width}`,
         );
+        const clipped = await w.page
+          .locator("#diff th")
+          .evaluateAll((ths) =>
+            ths.filter((th) => th.scrollWidth > th.clientWidth).map((th) => th.textContent),
+          );
+        assert.deepEqual(clipped, [], "every column's name is whole in its header");
         const outcomeCell = w.page.locator("#diff tbody tr").first().locator("td").nth(8);
         assert.equal(await outcomeCell.getAttribute("title"), await outcomeCell.textContent());
         await w.page.screenshot({

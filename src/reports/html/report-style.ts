@@ -31,11 +31,11 @@ td{unicode-bidi:isolate;overflow-wrap:break-word}
 #diff{table-layout:fixed}
 #diff td{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;cursor:pointer}
 #diff td.open{white-space:normal;overflow-wrap:anywhere;background:var(--soft)}
-#diff th{overflow:hidden;vertical-align:bottom;white-space:normal}#diff th button{white-space:normal;text-align:left}
-#diff th:nth-child(1){width:17%}#diff th:nth-child(2),#diff th:nth-child(3){width:4.5%}
-#diff th:nth-child(4){width:11%}#diff th:nth-child(5){width:8%}#diff th:nth-child(6){width:12%}
-#diff th:nth-child(7){width:7%}#diff th:nth-child(8){width:5%}#diff th:nth-child(9){width:14%}
-#diff th:nth-child(10){width:4%}#diff th:nth-child(11){width:9%}#diff th:nth-child(12){width:4%}
+#diff th{overflow:hidden;vertical-align:bottom;white-space:normal;font-size:.85em}
+#diff th:nth-child(1){width:14%}#diff th:nth-child(2),#diff th:nth-child(3){width:6.5%}
+#diff th:nth-child(4){width:11%}#diff th:nth-child(5){width:8%}#diff th:nth-child(6){width:11%}
+#diff th:nth-child(7){width:7%}#diff th:nth-child(8){width:5%}#diff th:nth-child(9){width:13%}
+#diff th:nth-child(10){width:4%}#diff th:nth-child(11){width:8%}#diff th:nth-child(12){width:6%}
 .swatch{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}
 .swatch.bar-ok{background:var(--ok)}.swatch.bar-bad{background:var(--bad)}.swatch.bar-muted{background:#8c959f}
 .swatch.bar-odd{background:var(--odd)}.swatch.bar-warn{background:var(--warn)}
