@@ -7,8 +7,6 @@
  * database, and on PGlite rewrites the status file.
  */
 import { existsSync } from "node:fs";
-import type { Kysely } from "kysely";
-import type { HoldConfig } from "../config.ts";
 import { insideWindow, nextWindowChange } from "../daily-window.ts";
 import {
   acknowledgeRunControl,
@@ -21,14 +19,16 @@ import {
   saveRunReport,
 } from "../db/run-control-queries.ts";
 import { getRun } from "../db/run-queries.ts";
-import type { Database, RunControlRow } from "../db/schema.ts";
-import type { Logger } from "../log.ts";
-import { PATHS, type PlatformClient } from "../platform/index.ts";
-import type { LocalChannel, LocalRequest } from "./local-channel.ts";
+import type { RunControlRow } from "../db/schema.ts";
+import { PATHS } from "../platform/index.ts";
+import type { LocalRequest } from "./local-channel.ts";
 import { answerLocalReads, type LocalChangeRequest } from "./local-reads.ts";
+import type { ActionControl, RunControlSettings } from "./run-control-types.ts";
 import { type LiveReport, readRunStatus } from "./run-status.ts";
 import { describeChange } from "./steering-words.ts";
 import { WriteGate } from "./write-gate.ts";
+
+export type { ActionControl, RunControlSettings } from "./run-control-types.ts";
 
 /** How often the control row, the throttle file and the window are looked at. */
 export const POLL_MS = 250;
@@ -36,29 +36,6 @@ const REPORT_MS = 1_000;
 const RATE_WINDOW_MS = 60_000;
 /** stop() waits this long at most for a poll caught in a database outage. */
 const STOP_WAIT_MS = 3_000;
-
-export interface RunControlSettings {
-  readonly db: Kysely<Database>;
-  readonly runId: string;
-  readonly client: Pick<PlatformClient, "setRate" | "metrics">;
-  readonly logger: Logger;
-  /** The run's --rate, the write budget until a `set-rate`. */
-  readonly rate: number;
-  readonly concurrency: number;
-  readonly hold: Pick<HoldConfig, "throttleFile" | "pauseOutside">;
-  /** PGlite: the status file and request folder beside the data folder. */
-  readonly channel?: LocalChannel;
-  readonly now?: () => Date;
-}
-
-/** What the executor uses: the gate, and where it tells that writing began and an action ended. */
-export interface ActionControl {
-  readonly gate: WriteGate;
-  /** The write budget in force now (requests/s): after a set-rate, or a 429's halving. */
-  budget(): number;
-  noteWritesStarted(): void;
-  noteDone(): void;
-}
 
 /**
  * @example
@@ -213,7 +190,8 @@ export class RunControl implements ActionControl {
         `Run ${runId} continued${by ? ` by ${by.who} (pid ${by.pid})` : ""}${this.gate.isOpen ? "" : `; writes stay held: ${this.gate.holds.join("; ")}`}.`,
       );
     }
-    if (row.rate_budget !== null && row.rate_budget !== this.#rate) {
+    const rateChanged = row.rate_budget !== null && row.rate_budget !== this.#rate;
+    if (row.rate_budget !== null && rateChanged) {
       this.#s.client.setRate(PATHS.controls, row.rate_budget);
       this.gate.setRate(row.rate_budget);
       logger.info(
@@ -221,9 +199,10 @@ export class RunControl implements ActionControl {
       );
       this.#rate = row.rate_budget;
     }
+    // Report, then acknowledge: `status` after `set-rate`/`pause` returned shows the change.
+    if (rateChanged || held !== this.gate.holds.length > 0) await this.#saveReport();
     await acknowledgeRunControl(db, runId, row.version);
     this.#appliedVersion = row.version;
-    if (held !== this.gate.holds.length > 0) this.#lastReport = 0;
   }
 
   async #watchThrottleFile(): Promise<void> {
@@ -275,12 +254,17 @@ export class RunControl implements ActionControl {
     );
   }
 
+  async #saveReport(): Promise<LiveReport> {
+    this.#lastReport = this.#now().getTime();
+    const report = this.liveReport();
+    await saveRunReport(this.#s.db, this.#s.runId, { ...report });
+    return report;
+  }
+
   /** Reports to the database, rewrites the status file, and answers the local requests. */
   async #publish(answered: { request: LocalRequest; message: string; ok: boolean }[]) {
     const { db, runId, channel } = this.#s;
-    this.#lastReport = this.#now().getTime();
-    const report = this.liveReport();
-    await saveRunReport(db, runId, { ...report });
+    const report = await this.#saveReport();
     if (!channel) return;
     const run = await getRun(db, runId);
     const status = run ? await readRunStatus(db, run, this.#now(), report) : undefined;
