@@ -200,7 +200,10 @@ export class RunControl implements ActionControl {
       this.#rate = row.rate_budget;
     }
     // Report, then acknowledge: `status` after `set-rate`/`pause` returned shows the change.
-    if (rateChanged || held !== this.gate.holds.length > 0) await this.#saveReport();
+    if (rateChanged || held !== this.gate.holds.length > 0) {
+      await this.#saveReport();
+      this.#lastReport = 0; // and the status file at this poll
+    }
     await acknowledgeRunControl(db, runId, row.version);
     this.#appliedVersion = row.version;
   }
