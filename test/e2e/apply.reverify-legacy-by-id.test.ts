@@ -183,7 +183,12 @@ for (const backend of backends) {
           "/v2/identity/identities/{id}": 0,
         },
       });
-      const args = ["--yes", "--json", "--max-wait-s", "1", "--out", join(out, "reconcile")];
+      // One write at a time: the deletes of the listed identities come first in the journal, so
+      // the one request served is a delete's re-check and the run stops before any create is sent.
+      const args = [
+        ...["--yes", "--json", "--max-wait-s", "1", "--concurrency", "1"],
+        ...["--out", join(out, "reconcile")],
+      ];
       const stopped = await cli(["reconcile", "--prune", "--state", "filtered", ...args]);
       assert.equal(stopped.code, 1, stopped.stderr);
       const runId = /Run (\S+) \(reconcile\) started/.exec(stopped.stderr)?.[1];
@@ -204,9 +209,10 @@ for (const backend of backends) {
       const controls = served(sandbox, controlReads);
 
       const resumed = await cli(["reconcile", "--resume", runId, ...args]);
-      // Exit 3: a write answered 429 when the run stopped stays failed (rate_limited).
+      // Exit 3: the delete the platform refused (429 past --max-wait-s) when the run stopped
+      // stays failed.
       assert.equal(resumed.code, 3, resumed.stderr);
-      assert.match(resumed.stderr, /\d+ failed \(rate_limited\)/);
+      assert.match(resumed.stderr, /1 failed \(refused\)/);
       assert.match(
         resumed.stderr,
         /Re-reading \d+ pending actions of \d+ identities decided on an earlier read, with the filtered strategy/,
@@ -214,7 +220,7 @@ for (const backend of backends) {
       const summary = JSON.parse(resumed.stdout) as RunSummary;
       assert.equal(summary.outcomes["skipped:awaiting_platform_migration"], 1);
       assert.equal(clientSellOnly(sandbox, turned).length, 0, "no create for the awaiting one");
-      // A create the stop cut off with a 429 stays failed (rate_limited), as a failed delete does.
+      // Were a create the write the platform refused, it would stay failed, as the delete does.
       const failedCreates = await createsIn(runId, ["failed"]);
       assert.ok(!failedCreates.includes(turned));
       for (const id of FILTERED) {
