@@ -11,26 +11,16 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { Sandbox } from "controls-sandbox";
 import { syntheticIdentities } from "../../src/contract/index.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends } from "../helpers/db.ts";
+import { clientSellOnly } from "../helpers/three-way-truth.ts";
 
 const N = 400;
 const SEED = 2727;
 const flagged = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled).map((r) => r.id);
-
-const clientSellOnly = (sandbox: Sandbox, id: string) =>
-  sandbox
-    .controlsOf(id)
-    .filter(
-      (c) =>
-        c.type === "SELL_ONLY" &&
-        !c.deleted_at &&
-        (c.set_by === "CLIENT" || c.set_by === "SET_BY_CLIENT"),
-    );
 
 /** Waits until `ready()` holds, polling; fails after two minutes. */
 async function waitFor(what: string, ready: () => boolean): Promise<void> {

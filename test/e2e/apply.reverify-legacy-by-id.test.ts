@@ -28,6 +28,7 @@ import type { RunSummary } from "../../src/reports/summary.ts";
 import { runCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { clientSellOnly } from "../helpers/three-way-truth.ts";
 
 /** Four listing pages: more than either strategy's re-read costs here. */
 const N = 3500;
@@ -40,16 +41,6 @@ const PER_IDENTITY = userFlagged.slice(0, 2);
 const FILTERED = userFlagged.slice(2, 4);
 const PRUNED = clean.slice(0, 6);
 const FAST = ["--rate", "1000", "--allow-rate-above-limit", "--no-progress"];
-
-const clientSellOnly = (sandbox: Sandbox, id: string) =>
-  sandbox
-    .controlsOf(id)
-    .filter(
-      (c) =>
-        c.type === "SELL_ONLY" &&
-        !c.deleted_at &&
-        (c.set_by === "CLIENT" || c.set_by === "SET_BY_CLIENT"),
-    );
 
 /** Requests the sandbox served on a route (`GET /v2/identity/identities/:id`), every status. */
 function served(sandbox: Sandbox, matches: (route: string) => boolean): number {
