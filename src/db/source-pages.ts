@@ -59,16 +59,30 @@ function cleanRow(src: ResolvedSource): RawBuilder<unknown> {
     col.type === "boolean"
       ? sql`${col.ref} is false`
       : sql`lower(${col.ref}::text) = any(${FALSE_FLAG_TEXTS}::text[])`;
-  const id = src.id.type === "uuid" ? sql`true` : lowerUuidText(sql`${src.id.ref}::text`);
+  // A NULL id is never clean: it is an anomaly, sent in its place.
+  const id =
+    src.id.type === "uuid"
+      ? sql`${src.id.ref} is not null`
+      : lowerUuidText(sql`${src.id.ref}::text`);
   return sql`coalesce(${falseFlag(src.userDisabled)} and ${falseFlag(src.adminDisabled)} and ${id}, false)`;
+}
+
+/** A storage-order page: the rows sent and the number of rows the page spans. */
+export interface PhysicalPage {
+  readonly rows: PageRow[];
+  readonly total: number;
 }
 
 /**
  * `omitClean` on a table or materialized view: the rows in the order they are stored, a page being
  * a range of blocks (a TID range scan, so the heap is read once, in order, instead of once per id
  * through the index). Copies of an id can be anywhere, so the ids held by several rows are found
- * first (`duplicateIds`) and every row of them is sent. A page's last row is always sent: it
- * carries the page's row count. NULL ids are never clean, so they come in their place.
+ * first (`duplicateIds`) and every row of them is sent. NULL ids are never clean, so they come in
+ * their place.
+ *
+ * A page is one row: its row count and its rows of interest as one JSON array. Against a row each
+ * with `count(*) over ()`, the range streams instead of filling the window's buffer, and the
+ * driver parses one text: 80 against 110 ms a page of 12,840 rows on PGlite.
  */
 export async function* physicalPagesOfInterest(
   db: AnyDb,
@@ -76,7 +90,7 @@ export async function* physicalPagesOfInterest(
   dups: Map<string, number>,
   n: number,
   signal?: AbortSignal,
-): AsyncGenerator<PageRow[]> {
+): AsyncGenerator<PhysicalPage> {
   const cols = selectedColumns(src);
   const { table } = src;
   const blockSize = await sql<{ blocks: number }>`
@@ -87,26 +101,42 @@ export async function* physicalPagesOfInterest(
   const blocks = Number(blockSize.rows[0]?.blocks ?? 0);
   const dupIds = [...dups.keys()];
   // A TID range scan returns its rows in storage order, so `row_number() over ()` numbers them in
-  // that order without the sort an `over (order by ctid)` costs (a third of the query).
-  const fetch = (from: number, to: number) => {
+  // that order without the sort an `over (order by ctid)` costs (a third of the query); the
+  // aggregate reads them in that order too.
+  const fetch = async (from: number, to: number): Promise<PhysicalPage> => {
     const upper = to >= blocks ? sql`` : sql`and ${table}.ctid < ${`(${to},0)`}::tid`;
-    return rowsOf(
-      db,
-      sql`select p.id, p."userDisabled", p."adminDisabled", p.rn::int as rn, p.total::int as total
-          from (
-            select ${cols}, ${cleanRow(src)} as clean,
-                   row_number() over () as rn, count(*) over () as total
-            from ${table} where ${table}.ctid >= ${`(${from},0)`}::tid ${upper}
-          ) p
-          where p.rn = p.total or not p.clean or p.id = any(${dupIds}::text[])
-          order by p.rn`,
-    );
+    const r = await sql<{ total: number; rows: string }>`
+      select count(*)::int as total,
+             coalesce(json_agg(json_build_array(p.id, p."userDisabled", p."adminDisabled", p.rn))
+                        filter (where not p.clean or p.id = any(${dupIds}::text[])), '[]')::text
+               as rows
+      from (
+        select ${cols}, ${cleanRow(src)} as clean, row_number() over () as rn
+        from ${table} where ${table}.ctid >= ${`(${from},0)`}::tid ${upper}
+      ) p`.execute(db);
+    const row = r.rows[0];
+    const tuples = JSON.parse(row?.rows ?? "[]") as [
+      string | null,
+      string | null,
+      string | null,
+      number,
+    ][];
+    return {
+      total: Number(row?.total ?? 0),
+      rows: tuples.map(([id, userDisabled, adminDisabled, rn]) => ({
+        id,
+        userDisabled,
+        adminDisabled,
+        rn,
+        copies: id === null ? 1 : (dups.get(id) ?? 1),
+      })),
+    };
   };
   let step = 8;
   let from = 0;
   // Pages are read ahead while the caller stores the one before: PostgreSQL scans on its own
   // connections meanwhile, so the pass is not paced by the caller's work between pages.
-  const ahead: Promise<PageRow[]>[] = [];
+  const ahead: Promise<PhysicalPage>[] = [];
   const launch = () => {
     if (from >= blocks) return;
     const to = Math.min(blocks, from + step);
@@ -118,17 +148,13 @@ export async function* physicalPagesOfInterest(
   for (let i = 0; i < READ_AHEAD; i++) launch();
   while (ahead.length > 0) {
     signal?.throwIfAborted();
-    const page = await (ahead.shift() as Promise<PageRow[]>);
+    const page = await (ahead.shift() as Promise<PhysicalPage>);
     // Aim at `n` rows sent a page, whatever the rows per block and the share of clean rows (a
     // page of a table of clean rows spans more blocks); grow at most fourfold a page, so a run of
     // clean or empty blocks never makes the next page huge.
-    step = Math.max(1, Math.min(step * 4, Math.round((step * n) / Math.max(page.length, 1))));
+    step = Math.max(1, Math.min(step * 4, Math.round((step * n) / Math.max(page.rows.length, 1))));
     launch();
-    // The driver's rows are this pass's own: their copies are noted in place.
-    for (const r of page as { -readonly [K in keyof PageRow]: PageRow[K] }[]) {
-      r.copies = r.id === null ? 1 : (dups.get(r.id) ?? 1);
-    }
-    if (page.length > 0) yield page;
+    if (page.total > 0) yield page;
   }
 }
 

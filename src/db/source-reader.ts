@@ -97,8 +97,8 @@ export async function* readSource(
   const src = await resolveSource(db, source, opts.logger);
   let seq = 0;
   let rowsRead = 0;
-  const deliver = (page: readonly PageRow[]): SourceBatch => {
-    const size = page[0]?.total ?? page.length;
+  const deliver = (page: readonly PageRow[], total?: number): SourceBatch => {
+    const size = total ?? page[0]?.total ?? page.length;
     const copies = new Map<string, number>();
     if (page[0]?.copies === undefined) {
       for (const r of page) if (r.id !== null) copies.set(r.id, (copies.get(r.id) ?? 0) + 1);
@@ -126,7 +126,7 @@ export async function* readSource(
         source.batchSize,
         opts.signal,
       )) {
-        yield deliver(page);
+        yield deliver(page.rows, page.total);
       }
       return;
     }

@@ -435,7 +435,8 @@ for (const b of backends) {
           groups(full.filter(matters)),
           `${what}: every row that matters delivered`,
         );
-        // A page's last row is always sent (it carries the page's end), so pages of 1 send all.
+        // The id-order pages always send their last row (it carries the page's end), so there
+        // pages of 1 send all.
         if (batchSize > 1) assert.ok(kept.length < full.length, `${what}: clean rows stay behind`);
       }
     });
