@@ -32,6 +32,10 @@ export interface ClaimedItem {
 export function lastCopies<T extends { readonly id: string }>(
   items: readonly T[],
 ): { items: T[]; dropped: number } {
+  // A page rarely repeats an id: one Set pass proves it, and the page is kept as it is.
+  const seen = new Set<string>();
+  for (const item of items) seen.add(item.id);
+  if (seen.size === items.length) return { items: items as T[], dropped: 0 };
   const at = new Map<string, number>();
   const out: T[] = [];
   for (const item of items) {
@@ -69,10 +73,10 @@ export class ListedOnce {
    * control that the source does not hold is passed through unclaimed: it is stored nowhere.
    */
   claim<T extends ClaimedItem>(items: readonly T[]): T[] {
-    const { items: unique, dropped } = lastCopies(items);
+    const { items: once, dropped } = lastCopies(items);
     this.#repeats += dropped;
     const fresh: T[] = [];
-    for (const item of unique) {
+    for (const item of once) {
       if (this.#take(item.id, item.controls.length > 0)) fresh.push(item);
       else this.#repeats += 1;
     }
@@ -85,7 +89,7 @@ export class ListedOnce {
   }
 
   #take(id: string, holds: boolean): boolean {
-    if (this.#outside.has(id)) return false;
+    if (this.#outside.size > 0 && this.#outside.has(id)) return false;
     if (this.#index.get(id) !== undefined) return this.#index.markListedOnce(id);
     if (!holds) return true;
     this.#outside.add(id);

@@ -99,6 +99,13 @@ describe("ListedOnce", () => {
     assert.equal(dropped, 1);
   });
 
+  it("hands back a page that repeats no identity as it is, with nothing dropped", () => {
+    const page = [{ id: a }, { id: b }];
+    const { items, dropped } = lastCopies(page);
+    assert.equal(items, page);
+    assert.equal(dropped, 0);
+  });
+
   it("drops an identity a later page serves again, and counts every dropped copy", () => {
     const once = new ListedOnce(indexOf());
     const held = [{ id: outside, controls: [{}] }];
