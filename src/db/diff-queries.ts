@@ -18,6 +18,73 @@ export interface DiffRecord extends Finding {
 }
 
 /**
+ * The diff row's one definition: each column's name, its expression over the findings `f` and the
+ * latest journal entry `a`, and how its JSON value is read back. The select list, the JSON array
+ * PGlite's pages come as, and the decoder of that array are all made from this list.
+ */
+interface DiffColumnDef<K extends keyof DiffRecord = keyof DiffRecord> {
+  readonly name: K;
+  /** The select expression; by default `f.<name>`. */
+  readonly expr?: string;
+  /** The JSON array's element; by default `q.<name>`. */
+  readonly json?: string;
+  /** The JSON value as the record holds it; by default as it is. */
+  readonly decode?: (v: unknown) => DiffRecord[K];
+}
+
+const col = <K extends keyof DiffRecord>(
+  name: K,
+  more: Omit<DiffColumnDef<K>, "name"> = {},
+): DiffColumnDef => ({ name, ...more }) as DiffColumnDef;
+
+export const DIFF_RECORD_COLUMNS: readonly DiffColumnDef[] = [
+  col("id"),
+  col("run_id"),
+  col("identity_id"),
+  col("user_disabled"),
+  col("admin_disabled"),
+  col("platform_user_disabled"),
+  col("platform_admin_disabled"),
+  col("finding"),
+  col("expected_type"),
+  col("expected_set_by"),
+  col("expected_is_overridable"),
+  col("observed_control_id", { expr: "coalesce(f.observed_control_id, a.result_control_id)" }),
+  col("observed_set_by"),
+  col("observed_is_overridable"),
+  col("other_active_controls"),
+  col("detail"),
+  col("prunable"),
+  col("action", { expr: "a.action" }),
+  col("status", { expr: "a.status" }),
+  col("outcome", { expr: "a.outcome" }),
+  col("http_status", { expr: "a.http_status" }),
+  col("error", { expr: "a.error" }),
+  col("attempts", { expr: "a.attempts" }),
+  col("at", {
+    expr: "a.updated_at",
+    json: "floor(extract(epoch from q.at) * 1000)",
+    decode: (v) => (v === null ? null : new Date(v as number)),
+  }),
+];
+
+const SELECT_LIST = sql.raw(
+  DIFF_RECORD_COLUMNS.map((c) => `${c.expr ?? `f.${c.name}`} as ${c.name}`).join(",\n      "),
+);
+const JSON_ARRAY = sql.raw(
+  `json_build_array(${DIFF_RECORD_COLUMNS.map((c) => c.json ?? `q.${c.name}`).join(", ")})`,
+);
+
+/** A row of {@link diffPage}'s JSON page (the columns in {@link DIFF_RECORD_COLUMNS}' order). */
+export function decodeDiffTuple(t: readonly unknown[]): DiffRecord {
+  const out: Record<string, unknown> = {};
+  DIFF_RECORD_COLUMNS.forEach((c, i) => {
+    out[c.name] = c.decode ? c.decode(t[i]) : t[i];
+  });
+  return out as unknown as DiffRecord;
+}
+
+/**
  * One page of a run's findings with the latest journal entry of each, keyset by finding id.
  *
  * @example
@@ -44,12 +111,7 @@ export async function diffPage(
                             null::text as result_control_id,
                             null::timestamptz as updated_at) a on true`;
   const page = (after: number, rows: number) => sql<DiffRecord>`
-    select f.id, f.run_id, f.identity_id, f.user_disabled, f.admin_disabled,
-      f.platform_user_disabled, f.platform_admin_disabled, f.finding,
-      f.expected_type, f.expected_set_by, f.expected_is_overridable,
-      coalesce(f.observed_control_id, a.result_control_id) as observed_control_id,
-      f.observed_set_by, f.observed_is_overridable, f.other_active_controls, f.detail, f.prunable,
-      a.action, a.status, a.outcome, a.http_status, a.error, a.attempts, a.updated_at as at
+    select ${SELECT_LIST}
     from ${sql.table(TOOL_TABLES.findings)} f
     ${entry}
     where f.run_id = ${runId} and f.id > ${after}
@@ -68,20 +130,13 @@ export async function diffPage(
   while (out.length < limit) {
     const rows = Math.min(EMBEDDED_JSON_ROWS, limit - out.length);
     const r = await sql<{ page: string }>`
-      select coalesce(json_agg(json_build_array(
-        q.id, q.run_id, q.identity_id, q.user_disabled, q.admin_disabled,
-        q.platform_user_disabled, q.platform_admin_disabled, q.finding,
-        q.expected_type, q.expected_set_by, q.expected_is_overridable, q.observed_control_id,
-        q.observed_set_by, q.observed_is_overridable, q.other_active_controls, q.detail, q.prunable,
-        q.action, q.status, q.outcome, q.http_status, q.error, q.attempts,
-        floor(extract(epoch from q.at) * 1000)
-      ) order by q.id), '[]')::text as page
+      select coalesce(json_agg(${JSON_ARRAY} order by q.id), '[]')::text as page
       from (${page(after, rows)}) q
     `.execute(db);
-    const tuples = JSON.parse(r.rows[0]?.page ?? "[]") as DiffTuple[];
-    for (const t of tuples) out.push(diffRecord(t));
+    const tuples = JSON.parse(r.rows[0]?.page ?? "[]") as unknown[][];
+    for (const t of tuples) out.push(decodeDiffTuple(t));
     if (tuples.length < rows) break;
-    after = (tuples[tuples.length - 1] as DiffTuple)[0];
+    after = (out[out.length - 1] as DiffRecord).id;
   }
   return out;
 }
@@ -94,60 +149,3 @@ export async function diffPage(
  * 1000 rows (about 250 KB) stay inside the buffer.
  */
 const EMBEDDED_JSON_ROWS = 1000;
-
-/** A {@link diffPage} row as its JSON array: the columns in the select's order. */
-type DiffTuple = [
-  number,
-  string,
-  string | null,
-  boolean | null,
-  boolean | null,
-  boolean | null,
-  boolean | null,
-  string,
-  string | null,
-  string | null,
-  boolean | null,
-  string | null,
-  string | null,
-  boolean | null,
-  string | null,
-  string | null,
-  boolean,
-  string | null,
-  string | null,
-  string | null,
-  number | null,
-  string | null,
-  number | null,
-  number | null,
-];
-
-function diffRecord(t: DiffTuple): DiffRecord {
-  return {
-    id: t[0],
-    run_id: t[1],
-    identity_id: t[2],
-    user_disabled: t[3],
-    admin_disabled: t[4],
-    platform_user_disabled: t[5],
-    platform_admin_disabled: t[6],
-    finding: t[7],
-    expected_type: t[8],
-    expected_set_by: t[9],
-    expected_is_overridable: t[10],
-    observed_control_id: t[11],
-    observed_set_by: t[12],
-    observed_is_overridable: t[13],
-    other_active_controls: t[14],
-    detail: t[15],
-    prunable: t[16],
-    action: t[17],
-    status: t[18],
-    outcome: t[19],
-    http_status: t[20],
-    error: t[21],
-    attempts: t[22],
-    at: t[23] === null ? null : new Date(t[23]),
-  };
-}
