@@ -3,12 +3,18 @@
  * touches both alike: `controls-migrate --version` and `--help` against a bare `node -e 0`, each
  * pair's ratio kept and the median quoted. Then `status` on PostgreSQL and on PGlite with no run
  * going (a migrated database, nothing run yet: status says so and exits 1), wall and peak RSS
- * (from `/usr/bin/time -f %M` when present). Targets (issue 30): --version ≤ 2×, --help ≤ 3×,
- * status on PostgreSQL ≤ 0.25 s.
+ * (from `/usr/bin/time -f %M` when present). Then what a new user's first minutes cost: the demo
+ * as `npm run demo` runs it, in an empty folder, and the first commands on a fresh `--data-dir`
+ * (`db seed` of 10,000 identities, which creates the folder, then `plan` against a sandbox of the
+ * same identities), wall and peak RSS each. Targets (issue 30): --version ≤ 2×, --help ≤ 3×,
+ * status on PostgreSQL ≤ 0.25 s, the demo ≤ 10 s and ≤ 300 MB, the first plan ≤ 250 MB.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type BenchKit, REPO_ROOT, round } from "./scenario-kit.ts";
+import { planSandbox } from "./scenario-plan.ts";
 import { openTarget } from "./scenario-postgres.ts";
 
 const TIME = "/usr/bin/time";
@@ -20,7 +26,7 @@ interface Timed {
 }
 
 /** Runs node with `args` once; wall from spawn to exit; peak RSS when /usr/bin/time exists. */
-function timed(args: readonly string[]): Timed {
+function timed(args: readonly string[], env?: Record<string, string>): Timed {
   const withTime = existsSync(TIME);
   const argv = withTime
     ? [TIME, "-f", "%M", process.execPath, ...args]
@@ -28,6 +34,7 @@ function timed(args: readonly string[]): Timed {
   const t0 = performance.now();
   const r = spawnSync(argv[0] as string, argv.slice(1), {
     cwd: REPO_ROOT,
+    env: env ? { ...process.env, ...env } : process.env,
     encoding: "utf8",
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -85,6 +92,49 @@ function statusRuns(kit: BenchKit, dbArgs: readonly string[], count: number) {
   };
 }
 
+const fig = (t: Timed) => ({
+  wall_s: round(t.wallS, 2),
+  peak_rss_mb: t.peakRssMb,
+  exit_code: t.code,
+});
+
+/**
+ * `npm run demo` as a new user runs it (npm runs `scripts/npm-cli.ts` in the folder it was called
+ * from): here straight through node, so npm's own start-up is not counted; the PGlite template is
+ * built before the bench measures (`npm run build`).
+ */
+function demoRun(): Timed {
+  const dir = mkdtempSync(join(tmpdir(), "cm-bench-demo-"));
+  try {
+    return timed(["--import", "tsx", "scripts/npm-cli.ts"], {
+      npm_lifecycle_event: "demo",
+      INIT_CWD: dir,
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The first commands on a fresh `--data-dir`: `db seed` creates it, then the first `plan`. */
+async function firstPlan(kit: BenchKit, identities: number) {
+  const dir = mkdtempSync(join(tmpdir(), "cm-bench-first-"));
+  const sandbox = await planSandbox(kit, identities);
+  try {
+    const data = ["--data-dir", join(dir, "data")];
+    const seed = timed(
+      toolArgs(kit, ["db", "seed", "--identities", String(identities), "--seed", "5", ...data]),
+    );
+    const plan = timed(
+      toolArgs(kit, ["plan", "--json", "--out", join(dir, "out"), ...data]),
+      sandbox.env,
+    );
+    return { identities, seed: fig(seed), plan: fig(plan) };
+  } finally {
+    await sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Scenario k: its JSON figures. */
 export async function startupScenario(kit: BenchKit): Promise<Record<string, unknown>> {
   const n = kit.quick ? 3 : 10;
@@ -106,12 +156,21 @@ export async function startupScenario(kit: BenchKit): Promise<Record<string, unk
     }
   }
   const pgStatus = status.postgres as { wall_s_median: number } | undefined;
+  const demo = fig(demoRun());
+  kit.log(`demo: ${JSON.stringify(demo)}`);
+  const first = await firstPlan(kit, 10_000);
+  kit.log(`first commands on a fresh --data-dir: ${JSON.stringify(first)}`);
   return {
     tool: `${kit.runner === "dist" ? "node dist/src/cli.js" : "node --import tsx src/cli.ts"} --version | --help | status`,
     version,
     help,
     status_no_run: status,
+    demo,
+    first_commands_fresh_data_dir: first,
     targets: {
+      demo_within_10_s: demo.exit_code === 0 && demo.wall_s <= 10,
+      demo_within_300_mb: demo.peak_rss_mb !== null && demo.peak_rss_mb <= 300,
+      first_plan_within_250_mb: first.plan.peak_rss_mb !== null && first.plan.peak_rss_mb <= 250,
       version_within_2x: version.ratio_median <= 2,
       help_within_3x: help.ratio_median <= 3,
       ...(pgStatus ? { status_postgres_within_0_25_s: pgStatus.wall_s_median <= 0.25 } : {}),
