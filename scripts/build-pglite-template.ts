@@ -6,7 +6,11 @@
  *   node --import tsx scripts/build-pglite-template.ts [--if-missing]
  */
 import { PGlite } from "@electric-sql/pglite";
-import { findTemplate, installedPgliteVersion, writeTemplate } from "../src/db/pglite-template.ts";
+import {
+  findTemplate,
+  installedPgliteVersion,
+  writeTemplate,
+} from "../src/db/connection/pglite-template.ts";
 import { packageRoot } from "../src/version.ts";
 
 const root = packageRoot();

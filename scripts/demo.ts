@@ -28,9 +28,9 @@ import {
   syntheticIdentities,
   TOKEN_RATE_LIMIT_RPS,
 } from "../src/contract/index.ts";
-import { type DatabaseHandle, openDatabase } from "../src/db/connect.ts";
-import { ensureSchema } from "../src/db/migrate.ts";
-import { seedSource } from "../src/db/seed.ts";
+import { type DatabaseHandle, openDatabase } from "../src/db/connection/connect.ts";
+import { ensureSchema } from "../src/db/connection/migrate.ts";
+import { seedSource } from "../src/db/source/seed.ts";
 import { ExitCode } from "../src/errors.ts";
 import type { Logger } from "../src/log.ts";
 import { renderSummaryTable } from "../src/reports/summary.ts";

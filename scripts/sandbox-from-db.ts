@@ -22,8 +22,8 @@ import {
   sourceOptions,
   withOptions,
 } from "../src/config.ts";
-import { openDatabase } from "../src/db/connect.ts";
-import { readSource } from "../src/db/source-reader.ts";
+import { openDatabase } from "../src/db/connection/connect.ts";
+import { readSource } from "../src/db/source/source-reader.ts";
 import { ExitCode, UserError } from "../src/errors.ts";
 
 /** Reads the valid rows of the configured source relation; anomalous rows are counted, not seeded. */

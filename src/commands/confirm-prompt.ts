@@ -1,7 +1,7 @@
 import { createInterface } from "node:readline/promises";
 import type { PlatformConfig } from "../config.ts";
 import type { RunMode } from "../db/schema.ts";
-import type { PendingWrites } from "../migration/pipeline.ts";
+import type { PendingWrites } from "../migration/run/pipeline.ts";
 
 /**
  * What this invocation will send of `writes` under `--limit`: the count and the words that say

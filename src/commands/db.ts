@@ -7,10 +7,10 @@ import {
   sourceOptions,
   withOptions,
 } from "../config.ts";
-import { openDatabase } from "../db/connect.ts";
-import { migrateToLatest } from "../db/migrate.ts";
+import { openDatabase } from "../db/connection/connect.ts";
+import { migrateToLatest } from "../db/connection/migrate.ts";
 import { TOOL_SCHEMA } from "../db/schema.ts";
-import { type SeedResult, seedSource } from "../db/seed.ts";
+import { type SeedResult, seedSource } from "../db/source/seed.ts";
 import { ExitCode } from "../errors.ts";
 import { runCommand } from "./run-command.ts";
 import { NAME_A_DB_COMMAND } from "./usage-error.ts";

@@ -6,10 +6,10 @@ import {
   withOptions,
   writeOptions,
 } from "../config.ts";
-import { openDatabase } from "../db/connect.ts";
+import { openDatabase } from "../db/connection/connect.ts";
 import { ExitCode, UserError } from "../errors.ts";
-import { createProgress } from "../migration/progress.ts";
-import { discardRun } from "../migration/run-discard.ts";
+import { discardRun } from "../migration/run/run-discard.ts";
+import { createProgress } from "../migration/steer/progress.ts";
 import { createPlatformClient, READ_SCOPES } from "../platform/index.ts";
 import { askOnTerminal } from "./confirm-prompt.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";

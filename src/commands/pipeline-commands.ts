@@ -11,12 +11,12 @@ import {
   withOptions,
   writeOptions,
 } from "../config.ts";
-import { type DatabaseHandle, openDatabase } from "../db/connect.ts";
+import { type DatabaseHandle, openDatabase } from "../db/connection/connect.ts";
 import type { RunMode } from "../db/schema.ts";
 import { diskFullError } from "../disk-full.ts";
 import { throwIfStartupInterrupted, UserError } from "../errors.ts";
-import { failedRun, writeMetricsFile } from "../migration/metrics-file.ts";
-import { checkReportDir, reportDir } from "../migration/report.ts";
+import { checkReportDir, reportDir } from "../migration/run/report.ts";
+import { failedRun, writeMetricsFile } from "../migration/steer/metrics-file.ts";
 import { noteOutFolderRun } from "../reports/out-folder-lock.ts";
 import { claimReportDir } from "../reports/report-files.ts";
 import { renderSummaryTable } from "../reports/summary.ts";

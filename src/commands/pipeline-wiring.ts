@@ -1,10 +1,10 @@
 import type { GlobalConfig, RunConfigs } from "../config.ts";
-import type { DatabaseHandle } from "../db/connect.ts";
+import type { DatabaseHandle } from "../db/connection/connect.ts";
 import type { RunMode } from "../db/schema.ts";
 import type { Logger } from "../log.ts";
-import { type PendingWrites, type PipelineResult, runPipeline } from "../migration/pipeline.ts";
-import { createProgress } from "../migration/progress.ts";
-import type { SettingChange } from "../migration/run-settings.ts";
+import { type PendingWrites, type PipelineResult, runPipeline } from "../migration/run/pipeline.ts";
+import type { SettingChange } from "../migration/run/run-settings.ts";
+import { createProgress } from "../migration/steer/progress.ts";
 import { createPlatformClient, READ_SCOPES, WRITE_SCOPES } from "../platform/index.ts";
 import { postgresTarget } from "../secret.ts";
 

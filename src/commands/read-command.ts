@@ -3,13 +3,13 @@
  * holds the data folder (one process only), through that writer's local channel.
  */
 import type { GlobalConfig } from "../config.ts";
-import { openDatabase } from "../db/connect.ts";
-import { ensureSchema } from "../db/migrate.ts";
-import { currentRequester } from "../db/run-control-queries.ts";
+import { openDatabase } from "../db/connection/connect.ts";
+import { ensureSchema } from "../db/connection/migrate.ts";
+import { currentRequester } from "../db/journal/run-control-queries.ts";
 import { ExitCode, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { readFreshStatus, sendLocalRequest } from "../migration/local-channel.ts";
-import { type ReadRequest, readCommandText } from "../migration/read-commands.ts";
+import { readFreshStatus, sendLocalRequest } from "../migration/steer/local-channel.ts";
+import { type ReadRequest, readCommandText } from "../migration/steer/read-commands.ts";
 
 /** How long a read waits for the running writer's answer (a large report takes a while). */
 const READ_WAIT_MS = 120_000;

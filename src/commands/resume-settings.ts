@@ -4,14 +4,14 @@
  * command a run prints, which works when pasted (on a terminal or not).
  */
 import { type Argv, connectionFlags, givenRunSettings, type RunConfigs } from "../config.ts";
-import type { DatabaseHandle } from "../db/connect.ts";
-import { getRun } from "../db/run-queries.ts";
+import type { DatabaseHandle } from "../db/connection/connect.ts";
+import { getRun } from "../db/journal/run-queries.ts";
 import { UserError } from "../errors.ts";
 import {
   recordedSettings,
   restoreSettings,
   type SettingChange,
-} from "../migration/run-settings.ts";
+} from "../migration/run/run-settings.ts";
 
 /**
  * The configs to resume with: the run's settings where not given again, the rate and concurrency

@@ -9,11 +9,11 @@ import {
   withOptions,
   writeOptions,
 } from "../config.ts";
-import { openDatabase } from "../db/connect.ts";
+import { openDatabase } from "../db/connection/connect.ts";
 import { UserError } from "../errors.ts";
-import { createProgress } from "../migration/progress.ts";
-import { checkReportDir } from "../migration/report.ts";
-import { runRevert } from "../migration/revert.ts";
+import { checkReportDir } from "../migration/run/report.ts";
+import { runRevert } from "../migration/run/revert.ts";
+import { createProgress } from "../migration/steer/progress.ts";
 import { createPlatformClient, WRITE_SCOPES } from "../platform/index.ts";
 import { renderSummaryTable } from "../reports/summary.ts";
 import { askOnTerminal, limitedWrites } from "./confirm-prompt.ts";

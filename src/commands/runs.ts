@@ -8,7 +8,7 @@ import {
   withOptions,
   yargsOptions,
 } from "../config.ts";
-import { checkReportDir, reportDir } from "../migration/report.ts";
+import { checkReportDir, reportDir } from "../migration/run/report.ts";
 import { runReadCommand } from "./read-command.ts";
 import { runCommand } from "./run-command.ts";
 

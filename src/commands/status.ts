@@ -13,11 +13,11 @@ import {
   statusOptions,
   withOptions,
 } from "../config.ts";
-import type { DatabaseHandle } from "../db/connect.ts";
+import type { DatabaseHandle } from "../db/connection/connect.ts";
 import { ExitCode, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { readFreshStatus } from "../migration/local-channel.ts";
-import type { RunStatusView } from "../migration/run-status.ts";
+import { readFreshStatus } from "../migration/steer/local-channel.ts";
+import type { RunStatusView } from "../migration/steer/run-status.ts";
 import { renderRunStatus } from "../reports/run-status-text.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
 
@@ -44,8 +44,8 @@ class StatusReader {
     const once = this.global.databaseUrl && !this.#handle ? await this.#readOnce() : undefined;
     if (once) return once;
     const handle = await this.#open();
-    const { getRun, latestWriterRun } = await import("../db/run-queries.ts");
-    const { readRunStatus } = await import("../migration/run-status.ts");
+    const { getRun, latestWriterRun } = await import("../db/journal/run-queries.ts");
+    const { readRunStatus } = await import("../migration/steer/run-status.ts");
     const run = this.runId ? await getRun(handle.db, this.runId) : await latestWriterRun(handle.db);
     if (!run) throw this.#noRun();
     const view = await readRunStatus(handle.db, run, new Date());
@@ -69,8 +69,8 @@ class StatusReader {
    */
   async #readOnce(): Promise<RunStatusView | undefined> {
     const [{ readStatusOnce }, { reportMarkedInterrupted }] = await Promise.all([
-      import("../db/status-query.ts"),
-      import("../db/interrupted-runs.ts"),
+      import("../db/connection/status-query.ts"),
+      import("../db/connection/interrupted-runs.ts"),
     ]);
     const read = await readStatusOnce(this.global.databaseUrl as string, this.runId).catch(
       () => undefined,
@@ -79,13 +79,13 @@ class StatusReader {
     reportMarkedInterrupted(this.logger, read.marked);
     if (!read.run) throw this.#noRun();
     // Only a run to show loads its view (`migration/run-status.ts`, which still brings kysely).
-    const { runStatusView } = await import("../migration/run-status.ts");
+    const { runStatusView } = await import("../migration/steer/run-status.ts");
     return runStatusView(read.run, read.counts, read.control, new Date());
   }
 
   async #open(): Promise<DatabaseHandle> {
     if (this.#handle) return this.#handle;
-    const { ensureSchema } = await import("../db/migrate.ts");
+    const { ensureSchema } = await import("../db/connection/migrate.ts");
     const handle = await this.#openSoon();
     try {
       await ensureSchema(handle.db, this.logger);
@@ -103,7 +103,7 @@ class StatusReader {
    */
   async #openSoon(): Promise<DatabaseHandle> {
     const deadline = Date.now() + (this.global.databaseUrl ? 0 : CLOSING_WAIT_MS);
-    const { openDatabase } = await import("../db/connect.ts");
+    const { openDatabase } = await import("../db/connection/connect.ts");
     for (;;) {
       try {
         return await openDatabase(this.global, this.logger);

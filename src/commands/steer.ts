@@ -14,20 +14,20 @@ import {
   setRateOptions,
   withOptions,
 } from "../config.ts";
-import { openDatabase } from "../db/connect.ts";
-import { ensureSchema } from "../db/migrate.ts";
+import { openDatabase } from "../db/connection/connect.ts";
+import { ensureSchema } from "../db/connection/migrate.ts";
 import {
   type ControlChange,
   currentRequester,
   getRunControl,
   requestRunControl,
-} from "../db/run-control-queries.ts";
-import { getRun, latestRunningWriter } from "../db/run-queries.ts";
+} from "../db/journal/run-control-queries.ts";
+import { getRun, latestRunningWriter } from "../db/journal/run-queries.ts";
 import { WRITER_MODES } from "../db/schema.ts";
 import { ExitCode, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { readFreshStatus, sendLocalRequest } from "../migration/local-channel.ts";
-import { describeChange } from "../migration/steering-words.ts";
+import { readFreshStatus, sendLocalRequest } from "../migration/steer/local-channel.ts";
+import { describeChange } from "../migration/steer/steering-words.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
 
 /** How long a command waits for the running process to say it applied the change. */

@@ -3,7 +3,7 @@
  * scripts (JSON). Values come from the user's database and the platform, so control and
  * bidi-control characters are shown as visible escapes in both.
  */
-import type { IdentityInRun } from "../db/history-queries.ts";
+import type { IdentityInRun } from "../db/report-queries/history-queries.ts";
 import { escapeInvisible } from "../visible-text.ts";
 import { ownerSpelling } from "./owner-spelling.ts";
 

@@ -7,7 +7,7 @@
  */
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { acquireDataDirLock, type DataDirLock } from "../db/data-dir-lock.ts";
+import { acquireDataDirLock, type DataDirLock } from "../db/connection/data-dir-lock.ts";
 
 const LOCK_BASE = ".controls-migrate-out";
 /** Which run holds the folder, once it has an id: read by the run that is refused. */

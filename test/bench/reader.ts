@@ -9,9 +9,9 @@
  */
 import { sql } from "kysely";
 import { loadSourceConfig } from "../../src/config.ts";
-import { createPgPool, wrapPgPool } from "../../src/db/connect.ts";
-import { seedSource } from "../../src/db/seed.ts";
-import { readSource } from "../../src/db/source-reader.ts";
+import { createPgPool, wrapPgPool } from "../../src/db/connection/connect.ts";
+import { seedSource } from "../../src/db/source/seed.ts";
+import { readSource } from "../../src/db/source/source-reader.ts";
 import { silentLogger } from "../../src/log.ts";
 
 const url = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL;

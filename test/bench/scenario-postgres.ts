@@ -25,7 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
 import pg from "pg";
-import { openPgliteThread } from "../../src/db/connect.ts";
+import { openPgliteThread } from "../../src/db/connection/connect.ts";
 import { initialisedPgliteFolder } from "../helpers/pglite-folder.ts";
 import type { Cleanup } from "./scenario-cleanup.ts";
 import {

@@ -15,7 +15,7 @@ import os from "node:os";
 import { startSandbox } from "controls-sandbox";
 import { call, IDENTITIES, tokenFor } from "controls-sandbox/test-helpers";
 import { sql } from "kysely";
-import { openPgliteThread } from "../../src/db/connect.ts";
+import { openPgliteThread } from "../../src/db/connection/connect.ts";
 import { createLogger } from "../../src/log.ts";
 import { RateBudget } from "../../src/platform/rate-budget.ts";
 

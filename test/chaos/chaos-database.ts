@@ -12,8 +12,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { GlobalConfig } from "../../src/config.ts";
-import { openDatabase } from "../../src/db/connect.ts";
-import { migrateToLatest } from "../../src/db/migrate.ts";
+import { openDatabase } from "../../src/db/connection/connect.ts";
+import { migrateToLatest } from "../../src/db/connection/migrate.ts";
 import { silentLogger } from "../../src/log.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
 import { collect, spawnCli } from "../helpers/cli.ts";

@@ -12,7 +12,7 @@
 import { type Sandbox, type SandboxOptions, startSandbox } from "controls-sandbox";
 import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/seed.ts";
+import { seedSource } from "../../src/db/source/seed.ts";
 import type { Backend, TestTarget } from "../helpers/db.ts";
 
 export interface Workload {

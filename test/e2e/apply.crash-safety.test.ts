@@ -4,7 +4,7 @@ import type { Sandbox } from "controls-sandbox";
 import { startSandbox } from "controls-sandbox";
 import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/seed.ts";
+import { seedSource } from "../../src/db/source/seed.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 

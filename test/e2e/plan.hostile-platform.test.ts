@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
 import { TOOL_TABLES } from "../../src/db/schema.ts";
-import { seedSource } from "../../src/db/seed.ts";
+import { seedSource } from "../../src/db/source/seed.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
 import { runCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";

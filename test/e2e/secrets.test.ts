@@ -12,7 +12,7 @@ import { after, before, describe, it } from "node:test";
 import { type Sandbox, startSandbox } from "controls-sandbox";
 import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/seed.ts";
+import { seedSource } from "../../src/db/source/seed.ts";
 import { type CliResult, runCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { startHostilePlatform } from "../helpers/hostile-platform.ts";

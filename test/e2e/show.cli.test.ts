@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import type { Sandbox } from "controls-sandbox";
 import { startSandbox } from "controls-sandbox";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import type { IdentityInRun } from "../../src/db/history-queries.ts";
+import type { IdentityInRun } from "../../src/db/report-queries/history-queries.ts";
 import { runCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/seed.ts";
+import { seedSource } from "../../src/db/source/seed.ts";
 import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { type HostilePlatform, startHostilePlatform } from "../helpers/hostile-platform.ts";

@@ -14,7 +14,7 @@ import { type Sandbox, startSandbox } from "controls-sandbox";
 import { sql } from "kysely";
 import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/seed.ts";
+import { seedSource } from "../../src/db/source/seed.ts";
 import { runCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { sellOnlyOf } from "../helpers/three-way-truth.ts";

@@ -13,7 +13,7 @@ import type { Sandbox, SandboxOptions } from "controls-sandbox";
 import { startSandbox } from "controls-sandbox";
 import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/seed.ts";
+import { seedSource } from "../../src/db/source/seed.ts";
 import type { Backend, TestTarget } from "./db.ts";
 
 export interface CliRig {

@@ -26,8 +26,8 @@ import {
   openDatabase,
   openPgliteThread,
   wrapPgPool,
-} from "../../src/db/connect.ts";
-import { migrateToLatest } from "../../src/db/migrate.ts";
+} from "../../src/db/connection/connect.ts";
+import { migrateToLatest } from "../../src/db/connection/migrate.ts";
 import { silentLogger } from "../../src/log.ts";
 import { initialisedPgliteFolder } from "./pglite-folder.ts";
 

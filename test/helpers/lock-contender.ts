@@ -5,7 +5,7 @@
  * (answers `released`) and `exit`.
  */
 import { createInterface } from "node:readline";
-import { acquireDataDirLock, type DataDirLock } from "../../src/db/data-dir-lock.ts";
+import { acquireDataDirLock, type DataDirLock } from "../../src/db/connection/data-dir-lock.ts";
 
 let lock: DataDirLock | undefined;
 const say = (line: string) => process.stdout.write(`${line}\n`);

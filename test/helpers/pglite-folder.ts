@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openPgliteThread } from "../../src/db/connect.ts";
+import { openPgliteThread } from "../../src/db/connection/connect.ts";
 
 let folder: Promise<string> | undefined;
 

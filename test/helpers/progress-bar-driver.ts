@@ -9,7 +9,7 @@
  */
 import { createInterface } from "node:readline";
 import { createLogger } from "../../src/log.ts";
-import { createProgress } from "../../src/migration/progress.ts";
+import { createProgress } from "../../src/migration/steer/progress.ts";
 
 let budget = 40;
 const progress = createProgress({

@@ -7,7 +7,7 @@
  *   try { assert.ok(!(await dumpToolSchema(h)).includes(secret)); } finally { await h.close(); }
  */
 import { sql } from "kysely";
-import type { DatabaseHandle } from "../../src/db/connect.ts";
+import type { DatabaseHandle } from "../../src/db/connection/connect.ts";
 
 export async function dumpToolSchema(h: DatabaseHandle): Promise<string> {
   const tables = await sql<{ name: string }>`

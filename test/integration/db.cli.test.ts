@@ -4,7 +4,7 @@ import { after, before, describe, it } from "node:test";
 import { migrations } from "../../migrations/index.ts";
 import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { readSource } from "../../src/db/source-reader.ts";
+import { readSource } from "../../src/db/source/source-reader.ts";
 import { CLI_ENTRY } from "../helpers/cli-entry.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { scratchCwd } from "../helpers/scratch-cwd.ts";

@@ -14,14 +14,18 @@ import {
   type DatabaseHandle,
   openDatabase,
   wrapPgPool,
-} from "../../src/db/connect.ts";
-import { migrateToLatest } from "../../src/db/migrate.ts";
-import { DatabaseLostError } from "../../src/db/reconnect.ts";
-import { acquireRunLock, WRITER_LOCK_KEY, WriterLockTakenError } from "../../src/db/run-lock.ts";
-import { seedSource } from "../../src/db/seed.ts";
-import { readSource } from "../../src/db/source-reader.ts";
+} from "../../src/db/connection/connect.ts";
+import { migrateToLatest } from "../../src/db/connection/migrate.ts";
+import { DatabaseLostError } from "../../src/db/connection/reconnect.ts";
+import {
+  acquireRunLock,
+  WRITER_LOCK_KEY,
+  WriterLockTakenError,
+} from "../../src/db/connection/run-lock.ts";
+import { seedSource } from "../../src/db/source/seed.ts";
+import { readSource } from "../../src/db/source/source-reader.ts";
 import { createLogger, silentLogger } from "../../src/log.ts";
-import { storeFindings } from "../../src/migration/findings.ts";
+import { storeFindings } from "../../src/migration/classify/findings.ts";
 import { collect, REPO_ROOT } from "../helpers/cli.ts";
 import {
   type Cluster,

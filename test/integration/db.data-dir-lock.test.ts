@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { after, before, describe, it } from "node:test";
-import { acquireDataDirLock } from "../../src/db/data-dir-lock.ts";
+import { acquireDataDirLock } from "../../src/db/connection/data-dir-lock.ts";
 import { REPO_ROOT } from "../helpers/cli.ts";
 
 /** The pid of a process that has already exited. */

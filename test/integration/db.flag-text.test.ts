@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
 import { sql } from "kysely";
-import { flagTextIsTrue, parseFlagText } from "../../src/db/flag-text.ts";
+import { flagTextIsTrue, parseFlagText } from "../../src/db/source/flag-text.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
 
 const FIXED = [

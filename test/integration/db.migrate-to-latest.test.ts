@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
 import { migrations } from "../../migrations/index.ts";
-import { ensureSchema, migrateToLatest } from "../../src/db/migrate.ts";
+import { ensureSchema, migrateToLatest } from "../../src/db/connection/migrate.ts";
 import { TOOL_TABLES } from "../../src/db/schema.ts";
 import { UserError } from "../../src/errors.ts";
 import { silentLogger } from "../../src/log.ts";

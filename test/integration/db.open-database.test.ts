@@ -6,7 +6,12 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
 import { type GlobalConfig, loadGlobalConfig } from "../../src/config.ts";
-import { createPgPool, openDatabase, openPgliteThread, wrapPgPool } from "../../src/db/connect.ts";
+import {
+  createPgPool,
+  openDatabase,
+  openPgliteThread,
+  wrapPgPool,
+} from "../../src/db/connection/connect.ts";
 import { UserError } from "../../src/errors.ts";
 import { silentLogger } from "../../src/log.ts";
 import { backends } from "../helpers/db.ts";

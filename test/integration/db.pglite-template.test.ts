@@ -10,14 +10,14 @@ import { after, before, describe, it } from "node:test";
 import { gzipSync } from "node:zlib";
 import { sql } from "kysely";
 import { loadGlobalConfig } from "../../src/config.ts";
-import { openDatabase } from "../../src/db/connect.ts";
+import { openDatabase } from "../../src/db/connection/connect.ts";
 import {
   extractTar,
   findTemplate,
   installedPgliteVersion,
   seedFromTemplate,
   TEMPLATE_DIR,
-} from "../../src/db/pglite-template.ts";
+} from "../../src/db/connection/pglite-template.ts";
 import { silentLogger } from "../../src/log.ts";
 import { REPO_ROOT } from "../helpers/cli.ts";
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
-import { type DatabaseHandle, openPgliteThread } from "../../src/db/connect.ts";
-import { PgliteError } from "../../src/db/pglite-thread.ts";
+import { type DatabaseHandle, openPgliteThread } from "../../src/db/connection/connect.ts";
+import { PgliteError } from "../../src/db/connection/pglite-thread.ts";
 
 describe("PGlite in its worker thread", () => {
   let h: DatabaseHandle;

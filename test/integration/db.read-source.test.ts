@@ -3,14 +3,14 @@ import { after, before, describe, it } from "node:test";
 import { type Kysely, sql } from "kysely";
 import { loadSourceConfig, type SourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/seed.ts";
+import { seedSource } from "../../src/db/source/seed.ts";
 import {
   ANOMALY_KINDS,
   countSource,
   lookupSourceRows,
   readSource,
   type SourceRow,
-} from "../../src/db/source-reader.ts";
+} from "../../src/db/source/source-reader.ts";
 import { UserError } from "../../src/errors.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
 

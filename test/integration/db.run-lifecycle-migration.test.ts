@@ -3,7 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { type Kysely, Migrator, sql } from "kysely";
 import * as initial from "../../migrations/0001-initial.ts";
 import { migrations } from "../../migrations/index.ts";
-import { migrateToLatest } from "../../src/db/migrate.ts";
+import { migrateToLatest } from "../../src/db/connection/migrate.ts";
 import { TOOL_SCHEMA, TOOL_TABLES } from "../../src/db/schema.ts";
 import { silentLogger } from "../../src/log.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";

@@ -10,15 +10,15 @@ import { type Sandbox, startSandbox } from "controls-sandbox";
 import { sql } from "kysely";
 import { loadPlatformConfig, loadSourceConfig } from "../../src/config.ts";
 import { silentLogger } from "../../src/log.ts";
-import { startFindingsStream } from "../../src/migration/findings-stream.ts";
+import { startFindingsStream } from "../../src/migration/classify/findings-stream.ts";
 import type {
   FindingsStream,
   FindingsStreamCounts,
-} from "../../src/migration/findings-stream-types.ts";
-import { readIdentities } from "../../src/migration/identity-reads.ts";
-import { createProgress } from "../../src/migration/progress.ts";
-import { listPlatform, type SnapshotContext } from "../../src/migration/snapshot.ts";
-import { loadSource } from "../../src/migration/source-stage.ts";
+} from "../../src/migration/classify/findings-stream-types.ts";
+import { readIdentities } from "../../src/migration/read/identity-reads.ts";
+import { listPlatform, type SnapshotContext } from "../../src/migration/read/snapshot.ts";
+import { loadSource } from "../../src/migration/read/source-stage.ts";
+import { createProgress } from "../../src/migration/steer/progress.ts";
 import {
   createPlatformClient,
   type PlatformClient,

@@ -4,11 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
-import { findingChanges } from "../../src/db/finding-queries.ts";
-import { saveRequestSeries } from "../../src/db/request-series-queries.ts";
-import { insertRun } from "../../src/db/run-queries.ts";
+import { findingChanges } from "../../src/db/journal/finding-queries.ts";
+import { insertRun } from "../../src/db/journal/run-queries.ts";
+import { saveRequestSeries } from "../../src/db/report-queries/request-series-queries.ts";
 import { TOOL_TABLES } from "../../src/db/schema.ts";
-import { writeRunReport } from "../../src/migration/report.ts";
+import { writeRunReport } from "../../src/migration/run/report.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
 

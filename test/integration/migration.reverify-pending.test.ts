@@ -5,7 +5,7 @@ import { sql } from "kysely";
 import { loadPlatformConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
 import { silentLogger } from "../../src/log.ts";
-import { reverifyPending } from "../../src/migration/reverify.ts";
+import { reverifyPending } from "../../src/migration/execute/reverify.ts";
 import {
   createPlatformClient,
   type PlatformClient,

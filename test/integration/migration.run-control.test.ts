@@ -13,10 +13,10 @@ import {
   getRunControl,
   listRunEvents,
   requestRunControl,
-} from "../../src/db/run-control-queries.ts";
-import { insertRun, newRunId } from "../../src/db/run-queries.ts";
+} from "../../src/db/journal/run-control-queries.ts";
+import { insertRun, newRunId } from "../../src/db/journal/run-queries.ts";
 import { silentLogger } from "../../src/log.ts";
-import { RunControl } from "../../src/migration/run-control.ts";
+import { RunControl } from "../../src/migration/steer/run-control.ts";
 import {
   createPlatformClient,
   PATHS,

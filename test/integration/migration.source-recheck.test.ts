@@ -9,10 +9,10 @@ import { type Sandbox, startSandbox } from "controls-sandbox";
 import { sql } from "kysely";
 import { loadPlatformConfig, loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/seed.ts";
+import { seedSource } from "../../src/db/source/seed.ts";
 import { silentLogger } from "../../src/log.ts";
-import { reverifyPending } from "../../src/migration/reverify.ts";
-import { recheckSource } from "../../src/migration/source-recheck.ts";
+import { reverifyPending } from "../../src/migration/execute/reverify.ts";
+import { recheckSource } from "../../src/migration/execute/source-recheck.ts";
 import {
   createPlatformClient,
   type PlatformClient,

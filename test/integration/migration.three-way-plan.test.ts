@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url";
 import { type Sandbox, startSandbox } from "controls-sandbox";
 import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/seed.ts";
+import { seedSource } from "../../src/db/source/seed.ts";
 import { openBrowser } from "../helpers/browser.ts";
 import { runCli } from "../helpers/cli.ts";
 import { parseCsv } from "../helpers/corpus.ts";

@@ -9,7 +9,7 @@ import { spawnReady } from "controls-sandbox/test-helpers";
 import { sql } from "kysely";
 import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/seed.ts";
+import { seedSource } from "../../src/db/source/seed.ts";
 import { collect } from "../helpers/cli.ts";
 import { backends } from "../helpers/db.ts";
 

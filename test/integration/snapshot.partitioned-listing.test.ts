@@ -11,11 +11,14 @@ import { type Sandbox, startSandbox } from "controls-sandbox";
 import { sql } from "kysely";
 import { loadPlatformConfig, type PlatformConfig } from "../../src/config.ts";
 import { prng, uuidFrom } from "../../src/contract/index.ts";
-import { insertRun } from "../../src/db/run-queries.ts";
+import { insertRun } from "../../src/db/journal/run-queries.ts";
 import { silentLogger } from "../../src/log.ts";
-import { type ListingStats, listPartitioned } from "../../src/migration/partitioned-listing.ts";
-import { createProgress } from "../../src/migration/progress.ts";
-import { type ListingFigures, listPlatform } from "../../src/migration/snapshot.ts";
+import {
+  type ListingStats,
+  listPartitioned,
+} from "../../src/migration/read/partitioned-listing.ts";
+import { type ListingFigures, listPlatform } from "../../src/migration/read/snapshot.ts";
+import { createProgress } from "../../src/migration/steer/progress.ts";
 import {
   createPlatformClient,
   type PlatformClient,

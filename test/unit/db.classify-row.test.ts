@@ -5,7 +5,7 @@ import {
   ANOMALY_KINDS,
   classifyRow,
   parseFlag,
-} from "../../src/db/source-anomalies.ts";
+} from "../../src/db/source/source-anomalies.ts";
 
 const UUID = "0b9f6c1e-3a52-4d7e-9c1a-2f4b6d8e0a13";
 const row = (id: string | null, ud: string | null = "false", ad: string | null = "false") => ({

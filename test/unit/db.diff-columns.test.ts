@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { DIFF_RECORD_COLUMNS, decodeDiffTuple } from "../../src/db/diff-queries.ts";
+import { DIFF_RECORD_COLUMNS, decodeDiffTuple } from "../../src/db/report-queries/diff-queries.ts";
 
 describe("the diff row's one column list", () => {
   it("names each column once", () => {

@@ -4,7 +4,7 @@ import {
   chooseStrategy,
   densityEstimate,
   type StrategyInputs,
-} from "../../src/migration/state-strategy.ts";
+} from "../../src/migration/read/state-strategy.ts";
 
 const MILLION: StrategyInputs = {
   platformIdentities: 1_000_000,

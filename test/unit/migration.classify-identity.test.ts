@@ -4,9 +4,13 @@ import {
   classifyIdentity,
   type Finding,
   type ObservedControl,
-} from "../../src/migration/classify.ts";
-import { expectedControls, MIGRATION_MAPPING } from "../../src/migration/mapping.ts";
-import { KEPT_RESTRICTED, keptReason, mayDeleteSellOnly } from "../../src/migration/restriction.ts";
+} from "../../src/migration/classify/classify.ts";
+import { expectedControls, MIGRATION_MAPPING } from "../../src/migration/classify/mapping.ts";
+import {
+  KEPT_RESTRICTED,
+  keptReason,
+  mayDeleteSellOnly,
+} from "../../src/migration/classify/restriction.ts";
 
 let n = 0;
 const ctl = (setByRaw: string, isOverridable: boolean, type = "SELL_ONLY"): ObservedControl => {

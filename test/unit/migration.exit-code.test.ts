@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ExitCode } from "../../src/errors.ts";
-import { FINDING_KINDS } from "../../src/migration/classify.ts";
+import { FINDING_KINDS } from "../../src/migration/classify/classify.ts";
 import {
   closingStatus,
   exitCodeFor,
   isClientWork,
   type RunTally,
-} from "../../src/migration/exit-code.ts";
-import { type RunFigures, tallyOf } from "../../src/migration/run-summary.ts";
+} from "../../src/migration/run/exit-code.ts";
+import { type RunFigures, tallyOf } from "../../src/migration/run/run-summary.ts";
 
 const tally = (over: Partial<RunTally>): RunTally => ({
   mode: "apply",

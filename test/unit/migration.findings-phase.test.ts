@@ -12,7 +12,7 @@ import {
   nextFindingsState,
   releases,
   sourceStored,
-} from "../../src/migration/findings-phase.ts";
+} from "../../src/migration/classify/findings-phase.ts";
 
 const err = new Error("release failed");
 const after = (...events: FindingsEvent[]): FindingsState =>

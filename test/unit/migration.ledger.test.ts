@@ -4,10 +4,10 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { LedgerCounts } from "../../src/db/ledger-queries.ts";
-import { checkLedger } from "../../src/migration/ledger.ts";
-import { ListedOnce, lastCopies } from "../../src/migration/listed-once.ts";
-import { SourceIndex } from "../../src/migration/source-index.ts";
+import type { LedgerCounts } from "../../src/db/journal/ledger-queries.ts";
+import { ListedOnce, lastCopies } from "../../src/migration/classify/listed-once.ts";
+import { SourceIndex } from "../../src/migration/read/source-index.ts";
+import { checkLedger } from "../../src/migration/run/ledger.ts";
 
 const balanced: LedgerCounts = {
   candidates: 2500,

@@ -10,7 +10,7 @@ import {
   type ListingState,
   nextListingState,
   windowed,
-} from "../../src/migration/listing-phase.ts";
+} from "../../src/migration/read/listing-phase.ts";
 
 const pace = { latencyMs: 150, storeMs: 0, rate: 40, maxParallel: 8 };
 const err = new Error("window failed");

@@ -7,7 +7,7 @@ import {
   type ListedItem,
   newWindow,
   replaceWalker,
-} from "../../src/migration/listing-windows.ts";
+} from "../../src/migration/read/listing-windows.ts";
 
 const INF = Number.POSITIVE_INFINITY;
 const item = (id: string, t: number): ListedItem => ({ id, t });

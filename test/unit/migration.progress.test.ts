@@ -7,14 +7,14 @@ import { EventEmitter, once } from "node:events";
 import { describe, it } from "node:test";
 import { loadPlatformConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/log.ts";
-import { createProgress } from "../../src/migration/progress.ts";
+import { createProgress } from "../../src/migration/steer/progress.ts";
 import {
   endpointBudget,
   progressCount,
   RateMeter,
   shownRate,
-} from "../../src/migration/progress-rate.ts";
-import { shownRate as statusRate } from "../../src/migration/run-status.ts";
+} from "../../src/migration/steer/progress-rate.ts";
+import { shownRate as statusRate } from "../../src/migration/steer/run-status.ts";
 import { createPlatformClient, PATHS } from "../../src/platform/index.ts";
 import { noun } from "../../src/plural.ts";
 

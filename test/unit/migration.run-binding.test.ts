@@ -1,7 +1,7 @@
 /** Issue 26 §2: a resume is compared with the platform and source its run started with. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { bindingDifferences, type RunBinding } from "../../src/migration/run-binding.ts";
+import { bindingDifferences, type RunBinding } from "../../src/migration/run/run-binding.ts";
 
 const now: RunBinding = {
   api_url: "https://api.example.com",

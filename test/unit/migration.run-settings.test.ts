@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { resumeFlags, shellWord } from "../../src/commands/resume-settings.ts";
 import { loadRunConfigs } from "../../src/config.ts";
-import { recordedSettings, restoreSettings } from "../../src/migration/run-settings.ts";
+import { recordedSettings, restoreSettings } from "../../src/migration/run/run-settings.ts";
 
 const ENV = {
   API_BASE_URL: "https://api.example.com",

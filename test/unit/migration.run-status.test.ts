@@ -3,8 +3,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { StatusControl, StatusRun } from "../../src/db/status-query.ts";
-import { runStatusView, shownRate } from "../../src/migration/run-status.ts";
+import type { StatusControl, StatusRun } from "../../src/db/connection/status-query.ts";
+import { runStatusView, shownRate } from "../../src/migration/steer/run-status.ts";
 
 const now = new Date("2026-01-01T00:01:00Z");
 const run: StatusRun = {

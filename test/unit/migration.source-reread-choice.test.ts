@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isExpectedClientControl } from "../../src/migration/adoptable.ts";
-import { chooseSourceReread } from "../../src/migration/source-recheck.ts";
+import { isExpectedClientControl } from "../../src/migration/execute/adoptable.ts";
+import { chooseSourceReread } from "../../src/migration/execute/source-recheck.ts";
 import type { IdentityControl } from "../../src/platform/index.ts";
 
 describe("chooseSourceReread", () => {

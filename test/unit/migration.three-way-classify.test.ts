@@ -6,9 +6,9 @@ import {
   type Finding,
   type IdentityState,
   type ObservedControl,
-} from "../../src/migration/classify.ts";
-import { KEPT_RESTRICTED } from "../../src/migration/restriction.ts";
-import { keeperFirst, LEGACY_STILL_TRUE } from "../../src/migration/three-way.ts";
+} from "../../src/migration/classify/classify.ts";
+import { KEPT_RESTRICTED } from "../../src/migration/classify/restriction.ts";
+import { keeperFirst, LEGACY_STILL_TRUE } from "../../src/migration/classify/three-way.ts";
 
 const ctl = (id: string, setBy: "client" | "service", isOverridable: boolean): ObservedControl => ({
   controlId: id,

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { outcomeLabel } from "../../src/migration/run-summary.ts";
+import { outcomeLabel } from "../../src/migration/run/run-summary.ts";
 import { outcomeMeaning, outcomeTone } from "../../src/reports/html/outcome-tone.ts";
 
 describe("outcome colours and words", () => {

@@ -1,0 +1,169 @@
+/**
+ * Queries of the three-way reconciliation (issue 27): listed identities whose platform legacy
+ * fields are true, the control ids this tool created, and the first sightings of identities
+ * awaiting the platform's own migration (`platform_wait_sightings`, migration 0008).
+ */
+import { type Kysely, sql } from "kysely";
+import { type Database, TOOL_TABLES } from "../schema.ts";
+
+const after = (key: string | null) => (key === null ? sql`` : sql`and si.identity_id > ${key}`);
+
+/**
+ * A keyset page of the run's snapshot identities that the platform's legacy fields mark (their
+ * findings depend on those fields even when the source pass did not keep them), for a union in
+ * the catch-up's page query.
+ */
+export function platformFlaggedPage(runId: string, afterId: string | null, limit: number) {
+  return sql<{ identity_id: string }>`
+    select si.identity_id from ${sql.table(TOOL_TABLES.snapshotIdentities)} si
+    where si.run_id = ${runId} and (si.platform_user_disabled or si.platform_admin_disabled)
+      ${after(afterId)}
+    order by si.identity_id limit ${limit}`;
+}
+
+/**
+ * Of some identities, the control ids this tool created (in any run, from the journal's
+ * outcomes): `--prune` deletes those first among duplicates.
+ *
+ * @example
+ *   const mine = await toolCreatedControls(db, ["id-1"]); // Set { "ctl-9" }
+ */
+export async function toolCreatedControls(
+  db: Kysely<Database>,
+  identityIds: readonly string[],
+): Promise<Set<string>> {
+  if (identityIds.length === 0) return new Set();
+  const r = await sql<{ result_control_id: string }>`
+    select a.result_control_id from ${sql.table(TOOL_TABLES.actions)} a
+    where a.identity_id = any(${[...identityIds]}::text[]) and a.action = 'create'
+      and a.result_control_id is not null`.execute(db);
+  return new Set(r.rows.map((x) => x.result_control_id));
+}
+
+/**
+ * Records the first sighting of identities awaiting the platform's migration of `flag` (kept
+ * when already recorded) and returns those whose first sighting is older than `waitS` seconds,
+ * by the database's clock.
+ *
+ * @example
+ *   const due = await sightAwaiting(db, runId, "user_disabled", ids, 3600);
+ */
+export async function sightAwaiting(
+  db: Kysely<Database>,
+  runId: string,
+  flag: "user_disabled" | "admin_disabled",
+  identityIds: readonly string[],
+  waitS: number,
+): Promise<Set<string>> {
+  if (identityIds.length === 0) return new Set();
+  const ids = [...identityIds];
+  const r = await sql<{ identity_id: string }>`
+    with seen as (
+      insert into ${sql.table(TOOL_TABLES.platformWaitSightings)} (identity_id, flag, run_id)
+      select u.id, ${flag}, ${runId} from unnest(${ids}::text[]) as u(id)
+      on conflict (identity_id, flag) do nothing
+      returning identity_id)
+    select w.identity_id from ${sql.table(TOOL_TABLES.platformWaitSightings)} w
+    where w.flag = ${flag} and w.identity_id = any(${ids}::text[])
+      and w.first_seen_at < now() - make_interval(secs => ${waitS})
+      and not exists (select 1 from seen where seen.identity_id = w.identity_id)`.execute(db);
+  return new Set(r.rows.map((x) => x.identity_id));
+}
+
+/**
+ * Forgets the sightings of identities no longer awaiting (the platform migrated them, or the
+ * tool created the control), so a later wait starts afresh.
+ */
+export async function forgetSightings(
+  db: Kysely<Database>,
+  flag: "user_disabled" | "admin_disabled",
+  identityIds: readonly string[],
+): Promise<void> {
+  if (identityIds.length === 0) return;
+  await sql`delete from ${sql.table(TOOL_TABLES.platformWaitSightings)}
+    where flag = ${flag} and identity_id = any(${[...identityIds]}::text[])`.execute(db);
+}
+
+/**
+ * Forgets, in one statement, the sightings of identities a batch found no longer awaiting on a
+ * side (in sync, migrated, or the flag cleared), so a later return starts a fresh wait.
+ */
+export async function forgetNotAwaiting(
+  db: Kysely<Database>,
+  ids: { readonly user_disabled: readonly string[]; readonly admin_disabled: readonly string[] },
+): Promise<void> {
+  if (ids.user_disabled.length === 0 && ids.admin_disabled.length === 0) return;
+  await sql`delete from ${sql.table(TOOL_TABLES.platformWaitSightings)}
+    where (flag = 'user_disabled' and identity_id = any(${[...ids.user_disabled]}::text[]))
+       or (flag = 'admin_disabled' and identity_id = any(${[...ids.admin_disabled]}::text[]))`.execute(
+    db,
+  );
+}
+
+/**
+ * Forgets the first sightings whose identity's source flag this run's complete source pass found
+ * not true (its flag cleared, the row gone, or invalid): an identity can await the platform only
+ * with its flag true here. Such an identity is often in no classified batch (its flag cleared and
+ * the platform's legacy field too, with no control, it is neither a candidate nor kept from the
+ * listing), so `forgetNotAwaiting` never sees it. Only sightings of runs on the same platform and
+ * source as `runId` (`runs.options`' `api_url` and `source`). Returns how many were forgotten.
+ *
+ * @example
+ *   const forgotten = await forgetSightingsOffSource(db, runId);
+ */
+export async function forgetSightingsOffSource(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<number> {
+  const r = await sql`
+    delete from ${sql.table(TOOL_TABLES.platformWaitSightings)} w
+    using ${sql.table(TOOL_TABLES.runs)} me, ${sql.table(TOOL_TABLES.runs)} seen
+    where me.id = ${runId} and seen.id = w.run_id
+      and seen.options->>'api_url' is not distinct from me.options->>'api_url'
+      and seen.options->'source' is not distinct from me.options->'source'
+      and not exists (
+        select 1 from ${sql.table(TOOL_TABLES.sourceRows)} s
+        where s.run_id = ${runId} and s.identity_id = w.identity_id
+          and (case when w.flag = 'user_disabled' then s.user_disabled else s.admin_disabled end))
+  `.execute(db);
+  return Number(r.numAffectedRows ?? 0);
+}
+
+/** Whether any first sighting is recorded (one index probe). */
+export async function anySightings(db: Kysely<Database>): Promise<boolean> {
+  const r = await sql<{ any: boolean }>`select exists (
+    select 1 from ${sql.table(TOOL_TABLES.platformWaitSightings)}) as any`.execute(db);
+  return r.rows[0]?.any === true;
+}
+
+/** A run's findings counted by their three-way cell: L (source), P (platform field), finding. */
+export interface ThreeWayCell {
+  readonly flag: "user_disabled" | "admin_disabled";
+  readonly source: boolean | null;
+  readonly platform: boolean | null;
+  readonly finding: string;
+  readonly n: number;
+}
+
+/**
+ * The three-way table of a run: its findings counted per flag, source value, platform value and
+ * finding. One grouped query over the run's findings (index `(run_id, finding)`).
+ */
+export async function threeWayCells(db: Kysely<Database>, runId: string): Promise<ThreeWayCell[]> {
+  const r = await sql<Omit<ThreeWayCell, "n"> & { n: string | number }>`
+    select x.side as flag,
+           case when x.side = 'admin_disabled' then x.admin_disabled else x.user_disabled end as source,
+           case when x.side = 'admin_disabled' then x.platform_admin_disabled
+                else x.platform_user_disabled end as platform,
+           x.finding, count(*) as n
+    from (select f.*,
+            case when f.expected_set_by = 'SERVICE'
+                   or (f.expected_set_by is null and f.observed_set_by in ('SERVICE', 'SET_BY_SERVICE'))
+                   or f.finding in ('platform_unaware_of_admin_flag', 'source_behind_platform')
+                 then 'admin_disabled' else 'user_disabled' end as side
+          from ${sql.table(TOOL_TABLES.findings)} f
+          where f.run_id = ${runId} and f.finding not in ('invalid_source_row', 'source_warning')
+            and (f.platform_user_disabled is not null or f.platform_admin_disabled is not null)) x
+    group by 1, 2, 3, 4 order by 1, 2, 3, 4`.execute(db);
+  return r.rows.map((x) => ({ ...x, n: Number(x.n) }));
+}

@@ -1,0 +1,282 @@
+/**
+ * The world's delta in SQL: a writing run's state as read (source flags, SELL_ONLY controls,
+ * identities the platform does not know) against the previous writing run's state after the
+ * succeeded writes of every run since (its own, a revert's), stored in `world_changes` (0009).
+ */
+import { type Kysely, type RawBuilder, sql } from "kysely";
+import {
+  type Database,
+  type Run,
+  TOOL_SCHEMA,
+  TOOL_TABLES,
+  type WorldChange,
+  type WorldChangeKind,
+} from "../schema.ts";
+import { idHash } from "../source/source-id-set-queries.ts";
+
+const T = {
+  runs: sql.table(TOOL_TABLES.runs),
+  src: sql.table(TOOL_TABLES.sourceRows),
+  si: sql.table(TOOL_TABLES.snapshotIdentities),
+  sc: sql.table(TOOL_TABLES.snapshotControls),
+  f: sql.table(TOOL_TABLES.findings),
+  a: sql.table(TOOL_TABLES.actions),
+  w: sql.table(TOOL_TABLES.worldChanges),
+  ids: sql.table(`${TOOL_SCHEMA}.source_ids`),
+};
+
+/** The platform and source a run was bound to, as `runs.options` records them. */
+export interface Lineage {
+  readonly apiUrl: string;
+  readonly source: Readonly<Record<string, unknown>>;
+}
+
+/** Writing runs of the same platform and source whose read completed, started before `runId`. */
+function lineageRuns(runId: string, l: Lineage): RawBuilder<unknown> {
+  return sql`select id, started_at from ${T.runs}
+    where mode in ('apply', 'reconcile') and source_rows_read is not null
+      and options->>'api_url' = ${l.apiUrl} and options->'source' = ${JSON.stringify(l.source)}::jsonb
+      and started_at < (select started_at from ${T.runs} where id = ${runId})`;
+}
+
+/**
+ * The last apply or reconcile on the same platform and source that read its state completely
+ * (completed, failed or interrupted: its writes are in the journal either way).
+ *
+ * @example
+ *   const since = await previousWritingRun(db, runId, { apiUrl, source });
+ */
+export async function previousWritingRun(
+  db: Kysely<Database>,
+  runId: string,
+  l: Lineage,
+): Promise<Run | undefined> {
+  const r = await sql<Run>`select r.* from ${T.runs} r
+    where r.id in (select id from (${lineageRuns(runId, l)}) x)
+      and r.status in ('completed', 'failed', 'interrupted')
+    order by r.started_at desc, r.id desc limit 1`.execute(db);
+  return r.rows[0];
+}
+
+/** How two runs read the platform: a listing sees every SELL_ONLY holder, other reads only theirs. */
+export interface DeltaRuns {
+  readonly runId: string;
+  readonly sinceId: string;
+  readonly runListed: boolean;
+  readonly sinceListed: boolean;
+}
+
+/** The CTEs both sides of the delta need: controls after the earlier run's writes, and as read now. */
+function stateCtes(d: DeltaRuns): RawBuilder<unknown> {
+  const { runId: R, sinceId: P } = d;
+  const gone = (run: string) => sql`
+    select identity_id from ${T.f} where run_id = ${run} and finding = 'identity_not_found'
+      and identity_id is not null
+    union select identity_id from ${T.si} where run_id = ${run} and status = 'not_found'`;
+  return sql`
+    done as (
+      select a.identity_id, a.action, a.control_key, a.result_control_id from ${T.a} a
+      where a.status = 'succeeded' and a.run_id in (select id from ${T.runs}
+        where started_at >= (select started_at from ${T.runs} where id = ${P})
+          and started_at < (select started_at from ${T.runs} where id = ${R}))),
+    p_ctl as (
+      select identity_id, control_id, case when set_by = 'unknown' then set_by_raw else upper(set_by) end as set_by,
+        is_overridable
+      from ${T.sc} where run_id = ${P} and type = 'SELL_ONLY' and deleted_at is null
+        and control_id not in (select control_key from done where action = 'delete')
+      union
+      select identity_id, result_control_id, 'CLIENT', true from done
+      where action = 'create' and result_control_id is not null
+        and result_control_id not in (select control_key from done where action = 'delete')),
+    r_ctl as (
+      select identity_id, control_id, case when set_by = 'unknown' then set_by_raw else upper(set_by) end as set_by,
+        is_overridable
+      from ${T.sc} where run_id = ${R} and type = 'SELL_ONLY' and deleted_at is null),
+    p_gone as (${gone(P)}),
+    r_gone as (${gone(R)}),
+    p_seen as (select identity_id from ${T.si} where run_id = ${P} and status = 'found'
+      union select identity_id from p_ctl),
+    r_seen as (select identity_id, observed_at from ${T.si} where run_id = ${R} and status = 'found')`;
+}
+
+/**
+ * Stores the outside changes of controls and identities between the two runs' states, each marked
+ * undone when it reversed a write of the tool (our control removed, a control we pruned re-added).
+ * Returns the rows stored.
+ */
+export async function storeControlDelta(db: Kysely<Database>, d: DeltaRuns): Promise<number> {
+  const { runId: R, sinceId: P } = d;
+  const coveredNow = d.runListed
+    ? sql`true`
+    : sql`exists (select 1 from r_seen s where s.identity_id = x.identity_id)`;
+  const coveredThen = d.sinceListed
+    ? sql`true`
+    : sql`exists (select 1 from p_seen s where s.identity_id = x.identity_id)`;
+  const notGone = (side: "p_gone" | "r_gone") =>
+    sql`not exists (select 1 from ${sql.raw(side)} g where g.identity_id = x.identity_id)`;
+  const r = await sql`
+    with ${stateCtes(d)},
+    changes as (
+      select 'control_removed' as kind, x.identity_id, x.control_id, x.set_by, null as detail from p_ctl x
+      where ${coveredNow} and ${notGone("r_gone")}
+        and not exists (select 1 from r_ctl c where c.control_id = x.control_id)
+      union all
+      select 'control_added', x.identity_id, x.control_id, x.set_by, null from r_ctl x
+      where ${coveredThen} and ${notGone("p_gone")}
+        and not exists (select 1 from p_ctl c where c.control_id = x.control_id)
+      union all
+      select 'control_changed', x.identity_id, x.control_id, x.set_by,
+        'was set_by ' || c.set_by || ' is_overridable ' || c.is_overridable from r_ctl x
+      join p_ctl c on c.control_id = x.control_id
+      where c.set_by <> x.set_by or c.is_overridable <> x.is_overridable
+      union all
+      select 'identity_vanished', x.identity_id, null, null, 'the platform no longer knows this identity'
+      from (select distinct identity_id from r_gone) x
+      where ${notGone("p_gone")} and exists (select 1 from p_seen s where s.identity_id = x.identity_id)
+      union all
+      select 'identity_appeared', x.identity_id, null, null, 'the platform knows this identity again'
+      from r_seen x where exists (select 1 from p_gone g where g.identity_id = x.identity_id)),
+    -- Sets, not a look-up per change: no index of the journal leads with these columns.
+    ours as (select result_control_id as control_id from ${T.a}
+      where action = 'create' and status = 'succeeded' and result_control_id is not null
+        and result_control_id in (select control_id from changes where kind = 'control_removed')),
+    pruned as (select a.identity_id from ${T.a} a join ${T.runs} r on r.id = a.run_id
+      where a.action = 'delete' and a.status = 'succeeded' and r.mode = 'reconcile' and r.id <> ${R}
+        and a.identity_id in (select identity_id from changes where kind = 'control_added'))
+    insert into ${T.w} (run_id, since_run_id, identity_id, kind, control_id, set_by, detail, undone, seen_at)
+    select ${R}, ${P}, c.identity_id, c.kind, c.control_id, c.set_by, c.detail,
+      case
+        when c.kind = 'control_removed' then c.control_id in (select control_id from ours)
+        when c.kind = 'control_added' and c.set_by = 'CLIENT'
+          then c.identity_id in (select identity_id from pruned)
+        else false
+      end,
+      coalesce((select s.observed_at from r_seen s where s.identity_id = c.identity_id), now())
+    from changes c`.execute(db);
+  return Number(r.numAffectedRows ?? 0);
+}
+
+/** Valid source flags of a run, per identity. */
+const flagsOf = (run: string) => sql`
+  select identity_id, bool_or(user_disabled) as u, bool_or(admin_disabled) as a from ${T.src}
+  where run_id = ${run} and valid and identity_id is not null group by identity_id`;
+
+/**
+ * Stores the flags that changed on rows both runs hold, and the flagged rows only this run holds.
+ * The earlier run kept no clean rows, so a row it never stored was clean or absent then: with the
+ * source's id set as the earlier run read it (`idSet`, source-id-set-queries.ts), a row whose id
+ * was not in it is `source_row_added`, else `flag_set`; without one, only an identity the earlier
+ * run looked up and found no row for is `source_row_added`.
+ */
+export async function storeFlagDelta(
+  db: Kysely<Database>,
+  d: DeltaRuns,
+  idSet: number | undefined,
+): Promise<number> {
+  const { runId: R, sinceId: P } = d;
+  const absentThen =
+    idSet === undefined
+      ? sql`false`
+      : sql`not exists (select 1 from ${T.ids} x where x.set_id = ${idSet}
+          and x.h = ${idHash(sql.ref("rs.identity_id"))})`;
+  const r = await sql`
+    with ps as (${flagsOf(P)}), rs as (${flagsOf(R)}),
+    pairs as (
+      select rs.identity_id, ps.u as pu, ps.a as pa, rs.u as ru, rs.a as ra,
+        ps.identity_id is null and (${absentThen} or exists (select 1 from ${T.f} f where f.run_id = ${P}
+          and f.identity_id = rs.identity_id and f.finding in ('unknown_to_source', 'orphaned_own_control'))) as added
+      from rs left join ps on ps.identity_id = rs.identity_id),
+    changes as (
+      select identity_id, 'source_row_added' as kind, null as set_by,
+        'user_disabled ' || ru || ', admin_disabled ' || ra as detail from pairs where added and (ru or ra)
+      union all
+      select identity_id, case when ru then 'flag_set' else 'flag_cleared' end, 'CLIENT', 'user_disabled'
+      from pairs where not added and coalesce(pu, false) <> ru
+      union all
+      select identity_id, case when ra then 'flag_set' else 'flag_cleared' end, 'SERVICE', 'admin_disabled'
+      from pairs where not added and coalesce(pa, false) <> ra)
+    insert into ${T.w} (run_id, since_run_id, identity_id, kind, set_by, detail, seen_at)
+    select ${R}, ${P}, identity_id, kind, set_by, detail, now() from changes`.execute(db);
+  return Number(r.numAffectedRows ?? 0);
+}
+
+/** A page of identities the earlier run held a valid source row for and this run does not. */
+export async function rowsOnlyThenPage(
+  db: Kysely<Database>,
+  d: DeltaRuns,
+  after: string | null,
+  limit: number,
+): Promise<{ identity_id: string; u: boolean; a: boolean }[]> {
+  const r = await sql<{ identity_id: string; u: boolean; a: boolean }>`
+    with ps as (${flagsOf(d.sinceId)})
+    select ps.identity_id, ps.u, ps.a from ps
+    where not exists (select 1 from ${T.src} s where s.run_id = ${d.runId} and s.identity_id = ps.identity_id)
+      and (${after}::text is null or ps.identity_id > ${after})
+    order by ps.identity_id limit ${limit}`.execute(db);
+  return r.rows;
+}
+
+/** A row of `world_changes` to insert. */
+export interface NewWorldChange {
+  readonly identity_id: string;
+  readonly kind: WorldChangeKind;
+  readonly set_by: string | null;
+  readonly detail: string | null;
+}
+
+/** Inserts changes found outside SQL (rows looked up again in the source). */
+export async function insertWorldChanges(
+  db: Kysely<Database>,
+  d: DeltaRuns,
+  rows: readonly NewWorldChange[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insertInto(TOOL_TABLES.worldChanges)
+    .values(rows.map((c) => ({ ...c, run_id: d.runId, since_run_id: d.sinceId, control_id: null })))
+    .execute();
+}
+
+/** A run's outside changes by kind, and how many undid a write of the tool. */
+export async function countWorldChanges(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<{ byKind: Record<string, number>; undone: number }> {
+  const rows = await db
+    .selectFrom(TOOL_TABLES.worldChanges)
+    .select([
+      "kind",
+      sql<number>`count(*)::int`.as("n"),
+      sql<number>`count(*) filter (where undone)::int`.as("u"),
+    ])
+    .where("run_id", "=", runId)
+    .groupBy("kind")
+    .execute();
+  const byKind: Record<string, number> = {};
+  let undone = 0;
+  for (const r of rows) {
+    byKind[r.kind] = Number(r.n);
+    undone += Number(r.u);
+  }
+  return { byKind, undone };
+}
+
+export { lineageRuns };
+
+/**
+ * A page of a run's outside changes in a fixed order (identity, kind, control), after `after` (the
+ * last row's `key` of the previous page).
+ */
+export async function worldChangesPage(
+  db: Kysely<Database>,
+  runId: string,
+  after: string | null,
+  limit: number,
+): Promise<(WorldChange & { key: string })[]> {
+  const key = sql<string>`identity_id || chr(31) || kind || chr(31) || coalesce(control_id, '')`;
+  const r = await sql<WorldChange & { key: string }>`
+    select *, ${key} as key from ${T.w} where run_id = ${runId}
+      and (${after}::text is null or ${key} > ${after})
+    order by ${key} limit ${limit}`.execute(db);
+  return r.rows;
+}

@@ -1,0 +1,77 @@
+/**
+ * The findings stream's classification: identities observed in a listed page (or read by id,
+ * or caught up from the database) classified from the source index and stored with their
+ * findings, each identity once. `findings-stream.ts` decides when; this is how.
+ */
+import type { StoredObservation } from "../../db/journal/finding-queries.ts";
+import type { ListedIdentity } from "../read/listed-identity.ts";
+import { outsideSourceLookup } from "../read/outside-source-lookup.ts";
+import type { SourceIndex } from "../read/source-index.ts";
+import { platformMarks } from "../read/three-way-listing.ts";
+import { type FindingsOptions, type SnapshotRows, storeFindings } from "./findings.ts";
+import { holdsSellOnly, isCandidate, observeListed, stateRow } from "./findings-observations.ts";
+import type { FindingsStreamContext } from "./findings-stream-types.ts";
+import type { ListedOnce } from "./listed-once.ts";
+
+/**
+ * @example
+ *   const classifier = new ListedClassifier(ctx, { journalCreates: false, journalDeletes: false }, index, once);
+ *   await classifier.page(identities); // the page's findings, stored with its snapshot rows
+ */
+export class ListedClassifier {
+  /** Actions journaled with the findings so far. */
+  actions = 0;
+  readonly #ctx: FindingsStreamContext;
+  readonly #options: Omit<FindingsOptions, "unlistedHoldNoSellOnly">;
+  readonly #index: SourceIndex;
+  readonly #once: ListedOnce;
+  readonly #lookUpOutside: ReturnType<typeof outsideSourceLookup>;
+
+  constructor(
+    ctx: FindingsStreamContext,
+    options: Omit<FindingsOptions, "unlistedHoldNoSellOnly">,
+    index: SourceIndex,
+    once: ListedOnce,
+  ) {
+    this.#ctx = ctx;
+    this.#options = options;
+    this.#index = index;
+    this.#once = once;
+    this.#lookUpOutside = outsideSourceLookup(ctx.db, ctx.source, ctx.runId, index);
+  }
+
+  /** A listed page: the page and the source index say everything; one statement stores both. */
+  async page(page: readonly ListedIdentity[]): Promise<number> {
+    // Claimed before any await: pages classified side by side never both take an identity.
+    const identities = this.#once.claim(page);
+    const { observed, snapshot } = observeListed(this.#ctx.runId, identities, this.#index);
+    return this.classify(observed, snapshot);
+  }
+
+  /** Classifies observed identities (candidates and SELL_ONLY holders) and stores the findings. */
+  async classify(
+    observed: readonly StoredObservation[],
+    snapshot?: SnapshotRows,
+    unlisted = false,
+  ): Promise<number> {
+    const index = this.#index;
+    await this.#lookUpOutside(observed);
+    // What is classified here was listed (or is the unlisted rest): the rest is told apart by it.
+    if (!unlisted) for (const o of observed) index.markListed(o.identity_id);
+    // Unlisted ones come from the index's own candidates.
+    const rows = observed
+      .filter(
+        (o) =>
+          unlisted ||
+          holdsSellOnly(o.controls) ||
+          isCandidate(index.get(o.identity_id)) ||
+          (platformMarks(o) && index.get(o.identity_id)?.valid === true),
+      )
+      .map(({ identity_id, ...o }) => stateRow(identity_id, index.get(identity_id), o));
+    const { db, runId } = this.#ctx;
+    // Read after the await: pages are classified side by side, so `+= await` would lose counts.
+    const actions = await storeFindings(db, runId, rows, this.#options, snapshot);
+    this.actions += actions;
+    return rows.length;
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * What plan, apply and reconcile are given: one options object (the compiled configuration, passed
+ * down as is to every stage) and the open resources they work with.
+ */
+
+import type { PipelineConfig, PlatformConfig, SourceConfig } from "../../config.ts";
+import type { DatabaseHandle } from "../../db/connection/connect.ts";
+import type { RunMode } from "../../db/schema.ts";
+import type { Logger } from "../../log.ts";
+import type { PlatformClient } from "../../platform/index.ts";
+import type { ExecutorContext } from "../execute/executor.ts";
+import { waitPolicy } from "../execute/platform-wait.ts";
+import type { ListingSettings, SnapshotContext } from "../read/snapshot.ts";
+import type { Progress } from "../steer/progress.ts";
+import type { ReadStageChannel } from "../steer/read-stage-channel.ts";
+import type { SettingChange } from "./run-settings.ts";
+
+/** The run's options: the frozen config objects, never copied field by field. */
+export interface PipelineOptions {
+  readonly mode: RunMode;
+  readonly run: PipelineConfig;
+  readonly source: SourceConfig;
+  readonly platform: PlatformConfig;
+}
+
+/** What the writes amount to, shown when asking for confirmation. */
+export interface PendingWrites {
+  readonly creates: number;
+  readonly deletes: number;
+}
+
+export interface PipelineDeps {
+  readonly handle: DatabaseHandle;
+  readonly client: PlatformClient;
+  readonly logger: Logger;
+  readonly progress: Progress;
+  readonly signal?: AbortSignal;
+  /**
+   * Asked once the writes are known, before any is sent. Resolves true to go ahead. The CLI wires
+   * it to --yes or an interactive prompt.
+   */
+  readonly confirm: (writes: PendingWrites) => Promise<boolean>;
+  /** Where the tool's tables live, secret-free (`postgres://user@host/db`, `pglite:.data/x`). */
+  readonly databaseLabel?: string | Record<string, unknown>;
+  /** Told the run's id as soon as it exists, so that a later failure can name it. */
+  readonly onRunStarted?: (runId: string) => void;
+  /** PGlite's data folder, beside which a writer keeps its local channel (status, steering). */
+  readonly localChannelDir?: string;
+  /** Serves that channel while the run is not writing (set by the pipeline once the run exists). */
+  readonly readStage?: ReadStageChannel;
+  /** A resume's new rate or concurrency (notice in the log, `settings_changed_at_resume`). */
+  readonly settingChanges?: readonly SettingChange[];
+  /** What `Resume with:` repeats after `--resume ID`: connection flags and --yes, never a secret. */
+  readonly resumeFlags?: string;
+}
+
+/** The executor's view of a run. */
+export function executorContext(
+  deps: PipelineDeps,
+  options: PipelineOptions,
+  runId: string,
+): ExecutorContext {
+  return {
+    db: deps.handle.db,
+    client: deps.client,
+    runId,
+    logger: deps.logger,
+    progress: deps.progress,
+    signal: deps.signal,
+    options,
+    waitForPlatform: waitPolicy(options.run.waitForPlatform, options.run.waitForPlatformS),
+    ...(deps.localChannelDir ? { localChannelDir: deps.localChannelDir } : {}),
+  };
+}
+
+/** The snapshot stage's view of a run. */
+export function snapshotContext(
+  deps: PipelineDeps,
+  options: PipelineOptions,
+  runId: string,
+): SnapshotContext {
+  return {
+    db: deps.handle.db,
+    client: deps.client,
+    source: options.source,
+    runId,
+    logger: deps.logger,
+    progress: deps.progress,
+    listing: listingSettings(options),
+    signal: deps.signal,
+  };
+}
+
+/**
+ * Listings read with the run's budget: at most --listing-parallelism cursors, and never more than
+ * --concurrency, which bounds the requests in flight anyway.
+ */
+function listingSettings(options: PipelineOptions): ListingSettings {
+  return {
+    rate: options.platform.rate,
+    maxParallel: Math.max(
+      1,
+      Math.min(options.run.listingParallelism, options.platform.concurrency),
+    ),
+    retryBaseMs: options.platform.retryBaseMs,
+  };
+}
+
+/** The options recorded with a run (`runs.options`): everything but secrets. */
+export function recordedOptions(
+  deps: PipelineDeps,
+  options: PipelineOptions,
+): Record<string, unknown> {
+  return {
+    mode: options.mode,
+    ...options.run,
+    database: deps.databaseLabel ?? deps.handle.backend,
+    api_url: options.platform.apiUrl,
+    token_url: options.platform.tokenUrl,
+    client_id: options.platform.clientId,
+    rate: options.platform.rate,
+    concurrency: options.platform.concurrency,
+    source: { ...options.source },
+  };
+}

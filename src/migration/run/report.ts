@@ -1,0 +1,191 @@
+import { constants } from "node:fs";
+import { access, lstat, mkdir, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { dirname, join, resolve, sep } from "node:path";
+import type { Kysely } from "kysely";
+import { runHasActions } from "../../db/journal/journal-queries.ts";
+import { listRunEvents } from "../../db/journal/run-control-queries.ts";
+import { type DiffRecord, diffPage } from "../../db/report-queries/diff-queries.ts";
+import type { Database } from "../../db/schema.ts";
+import { diskFullError } from "../../disk-full.ts";
+import { UserError } from "../../errors.ts";
+import { canonicalSummary } from "../../reports/canonical-summary.ts";
+import { type DiffRow, writeDiffCsv } from "../../reports/csv.ts";
+import { writeReportHtml } from "../../reports/html/write-report-html.ts";
+import { ownerSpelling } from "../../reports/owner-spelling.ts";
+import { claimReportDir } from "../../reports/report-files.ts";
+import type { ControlEventFigure, RunSummary } from "../../reports/summary.ts";
+import { writeSummaries } from "../../reports/summary-files.ts";
+import { writeChangesCsv } from "./changes-report.ts";
+import { htmlReportInput } from "./report-html-input.ts";
+import { revertDiffRows } from "./revert-diff.ts";
+
+/**
+ * What a finding asks for when no journal entry exists yet (plan runs). Whether a control may be
+ * pruned is the diff rules' verdict, stored with the finding; it is never re-derived here.
+ */
+function intendedAction(r: DiffRecord): string | null {
+  if (r.finding === "missing_client_control") return "create";
+  if (r.prunable) return "delete_with_prune";
+  return null;
+}
+
+function toDiffRow(r: DiffRecord): DiffRow {
+  return {
+    run_id: r.run_id,
+    identity_id: r.identity_id,
+    user_disabled: r.user_disabled,
+    admin_disabled: r.admin_disabled,
+    platform_user_disabled: r.platform_user_disabled,
+    platform_admin_disabled: r.platform_admin_disabled,
+    finding: r.finding,
+    expected_type: r.expected_type,
+    expected_set_by: r.expected_set_by,
+    expected_is_overridable: r.expected_is_overridable,
+    observed_control_id: r.observed_control_id,
+    observed_set_by: r.observed_set_by && ownerSpelling(r.observed_set_by),
+    observed_is_overridable: r.observed_is_overridable,
+    other_active_controls: r.other_active_controls && ownerSpelling(r.other_active_controls),
+    action: r.action ?? intendedAction(r),
+    outcome: r.action ? (r.outcome ?? r.status) : r.detail && ownerSpelling(r.detail),
+    http_status: r.http_status,
+    error: r.error,
+    attempts: r.attempts,
+    at: r.at,
+  };
+}
+
+/** A run's diff rows: its findings with their actions, or a revert's undos. */
+function runDiffRows(
+  db: Kysely<Database>,
+  summary: Pick<RunSummary, "run_id" | "revert">,
+  all: boolean,
+): AsyncGenerator<DiffRow> {
+  return summary.revert
+    ? revertDiffRows(db, summary.run_id, summary.revert.of_run_id)
+    : diffRows(db, summary.run_id, all);
+}
+
+async function* diffRows(
+  db: Kysely<Database>,
+  runId: string,
+  all: boolean,
+): AsyncGenerator<DiffRow> {
+  let after = 0;
+  const withActions = await runHasActions(db, runId);
+  for (;;) {
+    // Pages of 5000: each query costs a few milliseconds of planning, whatever its size.
+    const page = await diffPage(db, runId, after, 5000, all, withActions);
+    if (page.length === 0) return;
+    after = page[page.length - 1]?.id ?? after;
+    for (const r of page) yield toDiffRow(r);
+  }
+}
+
+export function reportDir(runId: string, out?: string): string {
+  return resolve(out ?? join("reports", runId));
+}
+
+/** Kernel pseudo-filesystems: never a place for reports (mkdir there can even spin forever). */
+const PSEUDO_FS = ["/proc", "/sys"];
+const isUnder = (path: string, root: string) => path === root || path.startsWith(`${root}${sep}`);
+
+/** The deepest part of `path` that exists (`/`, at worst). */
+async function existingAncestor(path: string): Promise<string> {
+  let p = path;
+  for (;;) {
+    try {
+      await lstat(p);
+      return p;
+    } catch {
+      const up = dirname(p);
+      if (up === p) return p;
+      p = up;
+    }
+  }
+}
+
+/**
+ * Checks, before any request is sent, that a run's report folder can be written: `--out DIR`, or
+ * `reports/` when none is given. Creates the folder. Refuses a path that is a file, a folder that
+ * cannot be created or written, and anything under /proc or /sys, with a message naming --out.
+ *
+ * @example
+ *   await checkReportDir("audit/"); // throws UserError("--out audit/ is a file, not a folder.")
+ */
+export async function checkReportDir(out: string | undefined): Promise<void> {
+  const dir = resolve(out ?? "reports");
+  const named =
+    out === undefined ? `The report folder ${dir} (set another with --out)` : `--out ${out}`;
+  const real = await realpath(await existingAncestor(dir)).catch(() => dir);
+  if (PSEUDO_FS.some((root) => isUnder(dir, root) || isUnder(real, root))) {
+    throw new UserError(
+      `${named} is under /proc or /sys, which hold no files; choose a folder on a disk.`,
+    );
+  }
+  const found = await stat(dir).catch(() => null);
+  if (found && !found.isDirectory()) {
+    throw new UserError(
+      `${named} is a file, not a folder; choose a folder (it is created if missing).`,
+    );
+  }
+  try {
+    await mkdir(dir, { recursive: true });
+    await access(dir, constants.W_OK | constants.X_OK);
+    // access() trusts permission bits; a read-only mount only shows on a real write.
+    const probe = join(dir, `.controls-migrate-write-check-${process.pid}`);
+    await writeFile(probe, "");
+    await rm(probe, { force: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    throw new UserError(
+      `${named} cannot be created or written (${code}); choose a folder you can write to.`,
+    );
+  }
+}
+
+/**
+ * Writes `diff.csv` (streamed from the database), `summary.json`/`summary.md` and `report.html`
+ * (the first diff rows streamed again) into `dir`, each through a temporary file and a rename.
+ * Regenerating a run's folder later gives the same files; a folder holding another run's report is
+ * refused unless `force`.
+ */
+export async function writeRunReport(
+  db: Kysely<Database>,
+  summary: Omit<RunSummary, "reports">,
+  dir: string,
+  all: boolean,
+  force = false,
+): Promise<RunSummary> {
+  await claimReportDir(dir, summary.run_id, force);
+  const csv = join(dir, "diff.csv");
+  const rows = await writeDiffCsv(csv, runDiffRows(db, summary, all)).catch(diskFullAt(csv));
+  if (summary.changes?.since_run_id) await writeChangesCsv(db, summary.run_id, dir);
+  const events = await controlEvents(db, summary.run_id);
+  const full: RunSummary = canonicalSummary({
+    ...summary,
+    ...(events.length > 0 ? { control_events: events } : {}),
+    reports: { dir, diff_csv: csv, rows },
+  });
+  await writeSummaries(join(dir, "summary.json"), join(dir, "summary.md"), full);
+  const html = join(dir, "report.html");
+  await writeReportHtml(html, await htmlReportInput(db, full), runDiffRows(db, summary, all)).catch(
+    diskFullAt(html),
+  );
+  return full;
+}
+
+/** Rethrows a full disk as an error naming `path` and --out (the report folder's flag). */
+const diskFullAt = (path: string) => (err: unknown) =>
+  Promise.reject(diskFullError(err, path, "--out"));
+
+/** The run's pauses, continues, rate changes and holds, as summary.json lists them. */
+async function controlEvents(db: Kysely<Database>, runId: string): Promise<ControlEventFigure[]> {
+  return (await listRunEvents(db, runId)).map((e) => ({
+    at: e.at.toISOString(),
+    who: e.who,
+    pid: e.pid,
+    event: e.kind,
+    rate: e.rate,
+    detail: e.detail,
+  }));
+}
