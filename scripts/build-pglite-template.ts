@@ -1,6 +1,7 @@
 /**
  * Builds the pre-initialised PGlite data folder every fresh `--data-dir` starts from
- * (`src/db/pglite-template.ts`): initdb runs once here, at build time, never on a user's machine.
+ * (`src/db/connection/pglite-template.ts`): initdb runs once here, at build time, never on a
+ * user's machine.
  * Run by `npm run build` (so by `npm pack`'s prepack) and by `npm run demo` when missing.
  *
  *   node --import tsx scripts/build-pglite-template.ts [--if-missing]

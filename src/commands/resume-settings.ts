@@ -1,6 +1,6 @@
 /**
  * `--resume ID` on plan/apply/reconcile: the run's recorded settings restored where this
- * invocation does not give them again (see `migration/run-settings.ts`), and the `Resume with:`
+ * invocation does not give them again (see `migration/run/run-settings.ts`), and the `Resume with:`
  * command a run prints, which works when pasted (on a terminal or not).
  */
 import { type Argv, connectionFlags, givenRunSettings, type RunConfigs } from "../config.ts";

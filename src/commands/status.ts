@@ -63,8 +63,8 @@ class StatusReader {
   }
 
   /**
-   * PostgreSQL: one connection, one statement (`db/status-query.ts`), and no kysely loaded on the
-   * way. Undefined when that cannot answer (no schema yet, another version's schema, no
+   * PostgreSQL: one connection, one statement (`db/connection/status-query.ts`), and no kysely
+   * loaded on the way. Undefined when that cannot answer (no schema yet, another version's schema, no
    * connection): the usual open then creates or upgrades the schema, or says what is wrong.
    */
   async #readOnce(): Promise<RunStatusView | undefined> {
@@ -78,7 +78,8 @@ class StatusReader {
     if (!read) return undefined;
     reportMarkedInterrupted(this.logger, read.marked);
     if (!read.run) throw this.#noRun();
-    // Only a run to show loads its view (`migration/run-status.ts`, which still brings kysely).
+    // Only a run to show loads its view (`migration/steer/run-status.ts`, which still brings
+    // kysely).
     const { runStatusView } = await import("../migration/steer/run-status.ts");
     return runStatusView(read.run, read.counts, read.control, new Date());
   }

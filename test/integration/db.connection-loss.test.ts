@@ -115,7 +115,7 @@ describe("lost PostgreSQL connections", {
         "--input-type=module",
         "-e",
         `import { sql } from "kysely";
-         import { createPgPool, wrapPgPool } from "./src/db/connect.ts";
+         import { createPgPool, wrapPgPool } from "./src/db/connection/connect.ts";
          const handle = wrapPgPool(createPgPool(process.env.URL));
          const held = await handle.postgres.pool.connect(); // checked out, like the writer lock's session
          let ended = false;

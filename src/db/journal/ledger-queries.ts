@@ -1,5 +1,5 @@
 /**
- * The counting queries behind a run's ledger (`migration/ledger.ts`): what the source, the
+ * The counting queries behind a run's ledger (`migration/run/ledger.ts`): what the source, the
  * findings and the journal of one run hold, counted straight from the tables.
  */
 import { type Kysely, sql } from "kysely";

@@ -1,7 +1,7 @@
 /**
  * Findings that only history can tell: orphaned own controls, identities remembered unknown to the
  * platform, contested identities; and the findings' delta against the previous writing run's
- * state after its actions. SQL only; `migration/world-delta.ts` decides when each applies.
+ * state after its actions. SQL only; `migration/run/world-delta.ts` decides when each applies.
  */
 import { type Kysely, sql } from "kysely";
 import { type Database, TOOL_TABLES } from "../schema.ts";

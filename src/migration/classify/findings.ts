@@ -222,8 +222,8 @@ export async function findingFlags(
   findingId: number | null,
 ): Promise<LegacyFlags | null> {
   if (findingId === null) return null;
-  // One row by primary key. It belongs with the other finding queries in db/finding-queries.ts;
-  // it sits here while that folder is being reworked elsewhere.
+  // One row by primary key. It belongs with the other finding queries in
+  // db/journal/finding-queries.ts; it sits here while that folder is being reworked elsewhere.
   const r = await db
     .selectFrom("controls_migration.findings")
     .select(["user_disabled", "admin_disabled"])

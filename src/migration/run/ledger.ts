@@ -1,7 +1,7 @@
 /**
  * A run's ledger: the books that must balance before a run may close `completed` and exit 0.
- * Pure: it reads the counts of the run's tables (`db/ledger-queries.ts`) and what its report
- * states, and names the first stage whose two counts differ.
+ * Pure: it reads the counts of the run's tables (`db/journal/ledger-queries.ts`) and what its
+ * report states, and names the first stage whose two counts differ.
  *
  * - findings: every valid source candidate has a finding, and no finding is stored twice;
  * - journal: every finding that calls for an action has exactly one action, and no action is

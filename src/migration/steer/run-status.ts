@@ -41,7 +41,7 @@ export async function readRunStatus(
 
 /**
  * The status view of a run from what the database holds of it: pure, so that `status` on
- * PostgreSQL can read all of it in one statement (`db/status-query.ts`).
+ * PostgreSQL can read all of it in one statement (`db/connection/status-query.ts`).
  */
 export function runStatusView(
   run: StatusRun,
