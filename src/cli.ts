@@ -9,18 +9,15 @@
  * own module only (`commands/index.ts`).
  */
 
-/** True for a command line that only asks for the version. */
-const asksVersionOnly = (args: readonly string[]) =>
-  args.length === 1 && ["--version", "version", "-v", "-V"].includes(args[0] ?? "");
+import { asksVersionOnly, TOOL_VERSION } from "./version.ts";
 
 export async function main(args: string[]): Promise<void> {
   // The options table and its yargs rendering only: the loaders (and zod) come with a command.
-  const [{ default: yargs }, { commandsFor }, usage, config, { TOOL_VERSION }] = await Promise.all([
+  const [{ default: yargs }, { commandsFor }, usage, config] = await Promise.all([
     import("yargs"),
     import("./commands/index.ts"),
     import("./commands/usage-error.ts"),
     import("./config/help-entry.ts"),
-    import("./version.ts"),
   ]);
   let parser = config
     .withOptions(
@@ -83,10 +80,11 @@ for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   });
 }
 
+// No top-level await: the build bundles this module as CommonJS (`src/bin.ts`).
 const args = process.argv.slice(2);
-if (asksVersionOnly(args)) {
-  const { TOOL_VERSION } = await import("./version.ts");
-  process.stdout.write(`${TOOL_VERSION}\n`);
-} else {
-  await main(args);
-}
+if (asksVersionOnly(args)) process.stdout.write(`${TOOL_VERSION}\n`);
+else
+  main(args).catch((err: unknown) => {
+    process.exitCode = 1;
+    console.error(err);
+  });

@@ -41,5 +41,9 @@ export function packageRoot(from: string = fileURLToPath(import.meta.url)): stri
   return findPackage(from).root;
 }
 
+/** True for a command line that only asks for the version. */
+export const asksVersionOnly = (args: readonly string[]): boolean =>
+  args.length === 1 && ["--version", "version", "-v", "-V"].includes(args[0] ?? "");
+
 /** This tool's version, recorded with every run (`runs.tool_version`). */
 export const TOOL_VERSION: string = readPackageVersion();

@@ -22,8 +22,8 @@ export interface Layer {
 export const LAYERS: readonly Layer[] = Object.freeze([
   {
     name: "cli",
-    paths: ["src/cli.ts"],
-    role: "yargs, strict; registers commands. Imports nothing up front: `--version` reads package.json only, `--help` loads yargs and the options table, a command loads only its own module (`commands/index.ts`: each command's name, help line and loader)",
+    paths: ["src/cli.ts", "src/bin.ts"],
+    role: "yargs, strict; registers commands. Imports nothing up front: `--version` reads package.json only, `--help` loads yargs and the options table, a command loads only its own module (`commands/index.ts`: each command's name, help line and loader). `bin.ts` is the installed command: it runs the build's one-file bundle of `cli.ts` (`dist/cli.cjs`, `scripts/build-bundle.ts`) through V8's code cache, since node 20 has no compile cache for ES modules",
     mayImport: ["commands", "config", "base"],
   },
   {

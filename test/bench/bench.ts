@@ -52,7 +52,7 @@ const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] 
                the largest of i's plans when given (i's default 1000000, quick 20000)
   --backends   database backends (default postgres,pglite)
   --tsx        run the tool from its TypeScript sources (node --import tsx src/cli.ts) instead of
-               as it ships, node dist/src/cli.js (built first: npm run build)
+               as it ships, node dist/src/bin.js (built first: npm run build)
 Env: BENCH_DATABASE_URL or TEST_DATABASE_URL = PostgreSQL admin URL (else a throwaway server).`;
 
 const { values } = parseArgs({
@@ -132,7 +132,7 @@ if (!values.tsx) {
   } catch {
     fail("npm run build failed; fix the build or run the sources with --tsx");
   }
-  if (!existsSync(join(REPO_ROOT, "dist/src/cli.js"))) fail("the build left no dist/src/cli.js");
+  if (!existsSync(join(REPO_ROOT, "dist/src/bin.js"))) fail("the build left no dist/src/bin.js");
 }
 
 // The run's own resources (a PostgreSQL server it started) outlive each scenario's.

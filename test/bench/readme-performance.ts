@@ -88,7 +88,7 @@ export function renderPerformance(run: Map<string, Line>): string {
 
   const out: string[] = [];
   out.push(
-    `One run: \`npm run bench -- --only a,c,i,j\`, started ${a.run_started_at.slice(0, 16).replace("T", " ")} UTC, commit ${a.commit}, the tool as it ships (\`node dist/src/cli.js\`); ${a.machine.nproc} cores (${a.machine.cpu}), Node ${a.machine.node}, PostgreSQL ${a.machine.postgres}. Load average (1 min) at the start of each scenario: a ${load(a)}, i ${load(i)}, j ${load(j)}. "Before" is what issue 13 measured when it was filed.`,
+    `One run: \`npm run bench -- --only a,c,i,j\`, started ${a.run_started_at.slice(0, 16).replace("T", " ")} UTC, commit ${a.commit}, the tool as it ships (\`node dist/src/bin.js\`); ${a.machine.nproc} cores (${a.machine.cpu}), Node ${a.machine.node}, PostgreSQL ${a.machine.postgres}. Load average (1 min) at the start of each scenario: a ${load(a)}, i ${load(i)}, j ${load(j)}. "Before" is what issue 13 measured when it was filed.`,
     "",
     "| figure | before | this run | target | |",
     "|---|---|---|---|---|",

@@ -36,7 +36,7 @@ export interface BenchKit {
   /** Backends to run on; PostgreSQL only when `postgres` is set. */
   readonly backends: readonly BackendName[];
   readonly postgres: PostgresServer | null;
-  /** `tsx`: `node --import tsx src/cli.ts`; `dist`: `node dist/src/cli.js` (after npm run build). */
+  /** `tsx`: `node --import tsx src/cli.ts`; `dist`: `node dist/src/bin.js` (after npm run build). */
   readonly runner: "tsx" | "dist";
   readonly cleanup: Cleanup;
   /** Progress for people, on stderr; stdout carries only the figures. */
@@ -76,7 +76,7 @@ function vmHwmKb(pid: number): number | undefined {
 
 function toolArgv(kit: BenchKit, args: readonly string[]): string[] {
   return kit.runner === "dist"
-    ? ["dist/src/cli.js", ...args]
+    ? ["dist/src/bin.js", ...args]
     : ["--import", "tsx", "src/cli.ts", ...args];
 }
 

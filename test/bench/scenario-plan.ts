@@ -242,7 +242,7 @@ export async function planScenario(kit: BenchKit): Promise<Record<string, unknow
   return {
     setup: {
       sandbox: "separate process (CLI), faults off, --rate-limit 0, migrated fraction 0.5",
-      tool: `${kit.runner === "dist" ? "node dist/src/cli.js" : "node --import tsx src/cli.ts"} plan --state bulk --json (default --rate 40, --concurrency 8)`,
+      tool: `${kit.runner === "dist" ? "node dist/src/bin.js" : "node --import tsx src/cli.ts"} plan --state bulk --json (default --rate 40, --concurrency 8)`,
       peak_rss: "VmHWM of the tool process, polled every 50 ms",
       seed: SEED,
     },

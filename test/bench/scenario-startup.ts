@@ -51,7 +51,7 @@ const median = (xs: readonly number[]) => {
 
 function toolArgs(kit: BenchKit, args: readonly string[]): string[] {
   return kit.runner === "dist"
-    ? ["dist/src/cli.js", ...args]
+    ? ["dist/src/bin.js", ...args]
     : ["--import", "tsx", "src/cli.ts", ...args];
 }
 
@@ -99,17 +99,14 @@ const fig = (t: Timed) => ({
 });
 
 /**
- * `npm run demo` as a new user runs it (npm runs `scripts/npm-cli.ts` in the folder it was called
- * from): here straight through node, so npm's own start-up is not counted; the PGlite template is
- * built before the bench measures (`npm run build`).
+ * `npm run demo` as a new user runs it (`scripts/run-demo.mjs`, with npm's `INIT_CWD`, after `npm
+ * run build`, which the bench runs first): here straight through node, so npm's own start-up is not
+ * counted.
  */
 function demoRun(): Timed {
   const dir = mkdtempSync(join(tmpdir(), "cm-bench-demo-"));
   try {
-    return timed(["--import", "tsx", "scripts/npm-cli.ts"], {
-      npm_lifecycle_event: "demo",
-      INIT_CWD: dir,
-    });
+    return timed(["scripts/run-demo.mjs"], { INIT_CWD: dir });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -161,7 +158,7 @@ export async function startupScenario(kit: BenchKit): Promise<Record<string, unk
   const first = await firstPlan(kit, 10_000);
   kit.log(`first commands on a fresh --data-dir: ${JSON.stringify(first)}`);
   return {
-    tool: `${kit.runner === "dist" ? "node dist/src/cli.js" : "node --import tsx src/cli.ts"} --version | --help | status`,
+    tool: `${kit.runner === "dist" ? "node dist/src/bin.js" : "node --import tsx src/cli.ts"} --version | --help | status`,
     version,
     help,
     status_no_run: status,

@@ -1,7 +1,7 @@
 /**
- * How tests start the CLI in a child process: the compiled `dist/src/cli.js`, as it ships, when it
- * was built from the sources as they are now (`npm test` builds first), else the sources under
- * tsx. A child under tsx spends about a second more CPU starting, two under PGlite (its thread
+ * How tests start the CLI in a child process: the installed command as it ships (`dist/src/bin.js`,
+ * which runs the bundle `dist/cli.cjs` with its code cache) when both were built from the sources
+ * as they are now (`npm test` builds first), else the sources under tsx. A child under tsx spends about a second more CPU starting, two under PGlite (its thread
  * loads tsx again), and the suite starts several hundred children.
  *
  * @example
@@ -21,13 +21,17 @@ function* sources(dir: string): Generator<string> {
   }
 }
 
-/** True when every source file has a compiled file at least as new as itself. */
+/** True when every source file has a compiled file, and the bundle, at least as new as itself. */
 function builtFromCurrentSources(): boolean {
   if (process.env.CONTROLS_TEST_FROM_SOURCES === "1") return false;
+  const bundle = join(ROOT, "dist/cli.cjs");
+  if (!existsSync(bundle)) return false;
+  const bundled = statSync(bundle).mtimeMs;
   for (const folder of ["src", "migrations"]) {
     for (const source of sources(join(ROOT, folder))) {
       const compiled = join(ROOT, "dist", relative(ROOT, source).replace(/\.ts$/, ".js"));
-      if (!existsSync(compiled) || statSync(compiled).mtimeMs < statSync(source).mtimeMs) {
+      const written = statSync(source).mtimeMs;
+      if (!existsSync(compiled) || statSync(compiled).mtimeMs < written || bundled < written) {
         return false;
       }
     }
@@ -35,9 +39,19 @@ function builtFromCurrentSources(): boolean {
   return true;
 }
 
+const built = builtFromCurrentSources();
+const fromSources = ["--import", import.meta.resolve("tsx"), join(ROOT, "src/cli.ts")];
+
 /** Node's arguments that start the CLI, by absolute paths, so a child may run in any folder. */
 export const CLI_ENTRY: readonly string[] = Object.freeze(
-  builtFromCurrentSources()
-    ? [join(ROOT, "dist/src/cli.js")]
-    : ["--import", import.meta.resolve("tsx"), join(ROOT, "src/cli.ts")],
+  built ? [join(ROOT, "dist/src/bin.js")] : fromSources,
+);
+
+/**
+ * The CLI as ES modules, not bundled (`dist/src/cli.js`): for tests that watch which packages a
+ * command loads through a module hook, which sees ES modules only. The bundle defers the same
+ * modules' initialisation to the same dynamic imports.
+ */
+export const MODULE_CLI_ENTRY: readonly string[] = Object.freeze(
+  built ? [join(ROOT, "dist/src/cli.js")] : fromSources,
 );

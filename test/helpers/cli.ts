@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { CLI_ENTRY } from "./cli-entry.ts";
+
+export { MODULE_CLI_ENTRY } from "./cli-entry.ts";
+
 import { scratchCwd } from "./scratch-cwd.ts";
 
 /**
@@ -31,8 +34,9 @@ export interface CliResult {
 export function spawnCli(
   args: readonly string[],
   env: Record<string, string | undefined> = {},
+  entry: readonly string[] = CLI_ENTRY,
 ): ChildProcess {
-  return spawn(process.execPath, [...CLI_ENTRY, ...args], {
+  return spawn(process.execPath, [...entry, ...args], {
     cwd: scratchCwd(),
     env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, ...REHEARSAL_ENV, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -58,6 +62,7 @@ export function collect(child: ChildProcess): Promise<CliResult> {
 export function runCli(
   args: readonly string[],
   env: Record<string, string | undefined> = {},
+  entry: readonly string[] = CLI_ENTRY,
 ): Promise<CliResult> {
-  return collect(spawnCli(args, env));
+  return collect(spawnCli(args, env, entry));
 }

@@ -1,6 +1,7 @@
 /**
- * Runs `npm run demo`'s script (`scripts/demo.ts`: the sandbox through the workspace, the CLI's
- * pipeline) in a child process, in `cwd`, where its `.data/demo-*` folder and reports land.
+ * Runs `npm run demo` as npm runs it (`scripts/run-demo.mjs`, with `INIT_CWD` set to `cwd`): the
+ * demo bundled by the build (`npm test` builds first), in a child process; its `.data/demo-*`
+ * folder and reports land in `cwd`.
  *
  * @example
  *   const r = await runDemo(tempDir, ["--identities", "300", "--no-progress"]);
@@ -9,12 +10,12 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { type CliResult, collect } from "./cli.ts";
 
-const DEMO = fileURLToPath(new URL("../../scripts/demo.ts", import.meta.url));
+const DEMO = fileURLToPath(new URL("../../scripts/run-demo.mjs", import.meta.url));
 
 export function runDemo(cwd: string, args: readonly string[]): Promise<CliResult> {
-  const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), DEMO, ...args], {
+  const child = spawn(process.execPath, [DEMO, ...args], {
     cwd,
-    env: { ...process.env, CONTROLS_LOG_LEVEL: undefined },
+    env: { ...process.env, CONTROLS_LOG_LEVEL: undefined, INIT_CWD: cwd },
     stdio: ["ignore", "pipe", "pipe"],
   });
   return collect(child);

@@ -38,7 +38,9 @@ describe("the npm package", () => {
       "README.md",
       "CHANGELOG.md",
       "LICENSE",
+      "dist/src/bin.js",
       "dist/src/cli.js",
+      "dist/cli.cjs",
       "dist/migrations/index.js",
       "dist/migrations/0001-initial.js",
       "dist/migrations/0002-run-lifecycle.js",
@@ -47,6 +49,8 @@ describe("the npm package", () => {
     ]) {
       assert.ok(files.includes(f), `${f} is in the tarball`);
     }
+    // The bundle's code cache, named by the bundle's build (scripts/build-bundle.ts).
+    assert.equal(files.filter((f) => /^dist\/cli\.cjs\.[0-9a-f]{16}\.cache$/.test(f)).length, 1);
   });
 
   it("ships every file of schema/, which the sandbox reads at run time", () => {

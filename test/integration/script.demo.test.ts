@@ -8,7 +8,7 @@ import { runDemo } from "../helpers/demo.ts";
 /** The demo's database folder, as its log names it. */
 const dataDirOf = (stderr: string) => /source rows \(\d+ bad\) in (\S+);/.exec(stderr)?.[1];
 
-describe("npm run demo (scripts/demo.ts)", () => {
+describe("npm run demo (scripts/run-demo.mjs, the bundled scripts/demo.ts)", () => {
   it("rehearses plan, apply and reconcile to no client work left, removes its .data/demo-* folder, keeps it with --keep, and prints its JSON only with --json", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "controls-demo-"));
     try {

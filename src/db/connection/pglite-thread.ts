@@ -211,14 +211,17 @@ export class PgliteThread {
 const WORKER_YOUNG_GENERATION_MB = 8;
 
 /**
- * The worker: the compiled `pglite-worker.js` next to this file, or, run from the TypeScript
- * sources (tests, `npm run cli`), `pglite-worker.ts` behind tsx's loader. Node 20 does not carry
- * tsx's `--import` hooks into a worker's entry (tsx issue #354), so they are registered there first.
+ * The worker: the compiled `pglite-worker.js` next to this file (from a bundle in `dist/`, such as
+ * `dist/cli.cjs`, at `dist/src/db/connection/`), or, run from the TypeScript sources (tests, `npm run cli`),
+ * `pglite-worker.ts` behind tsx's loader. Node 20 does not carry tsx's `--import` hooks into a
+ * worker's entry (tsx issue #354), so they are registered there first.
  */
 function spawnWorker(init: PgliteThreadInit, transfer: Uint8Array | undefined): Worker {
   const self = import.meta.url;
   const fromSource = self.endsWith(".ts");
-  const entry = new URL(`./pglite-worker.${fromSource ? "ts" : "js"}`, self);
+  const entry = /\.[cm]js$/.test(self)
+    ? new URL("./src/db/connection/pglite-worker.js", self)
+    : new URL(`./pglite-worker.${fromSource ? "ts" : "js"}`, self);
   const options = {
     workerData: init,
     transferList: transfer ? [transfer.buffer as ArrayBuffer] : [],

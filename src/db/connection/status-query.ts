@@ -7,7 +7,7 @@
  * schema yet, or an older one) answers `undefined`: the caller then opens it the usual way,
  * which creates or upgrades the schema.
  */
-import pg from "pg";
+
 import { MIGRATION_NAMES } from "../../../migrations/names.ts";
 import {
   type ActionStatus,
@@ -18,6 +18,7 @@ import {
   WRITER_MODES,
 } from "../schema.ts";
 import { PLAN_STALE_AFTER } from "./interrupted-runs.ts";
+import pg from "./pg-module.ts";
 import { WRITER_LOCK_KEY } from "./run-lock.ts";
 
 /** What a run's status row shows of it. */

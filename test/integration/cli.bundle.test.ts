@@ -1,0 +1,93 @@
+/**
+ * The installed command (`dist/src/bin.js`) runs the bundle `dist/cli.cjs` through V8's code cache
+ * `dist/cli.cjs.<build>.cache` (scripts/build-bundle.ts, src/bin.ts). Checked on a copy of the
+ * built layout in a temporary folder, so the repository's own cache is never touched.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { REPO_ROOT } from "../helpers/cli.ts";
+
+const built = existsSync(join(REPO_ROOT, "dist/cli.cjs"));
+
+describe("the installed command and its code cache", {
+  skip: !built && "no dist/cli.cjs: run npm run build",
+}, () => {
+  let home: string;
+  let bin: string;
+  let build: string;
+  let cache: string;
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, [bin, ...args], { cwd: home, encoding: "utf8" });
+  const caches = () => readdirSync(join(home, "dist")).filter((f) => f.endsWith(".cache"));
+
+  before(() => {
+    home = mkdtempSync(join(tmpdir(), "cm-bundle-"));
+    mkdirSync(join(home, "dist/src"), { recursive: true });
+    copyFileSync(join(REPO_ROOT, "package.json"), join(home, "package.json"));
+    for (const f of ["dist/cli.cjs", "dist/src/bin.js", "dist/src/version.js"])
+      copyFileSync(join(REPO_ROOT, f), join(home, f));
+    bin = join(home, "dist/src/bin.js");
+    build =
+      /^\/\/ build ([0-9a-f]{16})\n/.exec(readFileSync(join(home, "dist/cli.cjs"), "utf8"))?.[1] ??
+      "";
+    cache = join(home, `dist/cli.cjs.${build}.cache`);
+  });
+  after(() => rmSync(home, { recursive: true, force: true }));
+
+  it("names the bundle's build on its first line", () => {
+    assert.match(build, /^[0-9a-f]{16}$/);
+  });
+
+  it("writes the cache, named by the build, on the first run that finds none", () => {
+    assert.deepEqual(caches(), []);
+    const r = run("--help");
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^controls-migrate <command> \[options\]/);
+    assert.deepEqual(caches(), [`cli.cjs.${build}.cache`]);
+    assert.ok(statSync(cache).size > 100_000, `a cache of ${statSync(cache).size} bytes`);
+  });
+
+  it("starts from that cache afterwards without writing it again, with the same output", () => {
+    const before = readFileSync(cache);
+    const written = statSync(cache).mtimeMs;
+    const first = run("--help").stdout;
+    const r = run("plan", "--help");
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /controls-migrate plan/);
+    assert.equal(run("--help").stdout, first);
+    // V8 accepted the cache: it was not written again.
+    assert.equal(statSync(cache).mtimeMs, written);
+    assert.ok(readFileSync(cache).equals(before));
+  });
+
+  it("replaces a cache V8 rejects, and still runs the command", () => {
+    writeFileSync(cache, Buffer.alloc(4096, 7));
+    const r = run("--help");
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^controls-migrate <command> \[options\]/);
+    assert.ok(statSync(cache).size > 100_000, "a valid cache was written in its place");
+    assert.deepEqual(caches(), [`cli.cjs.${build}.cache`], "no temporary file is left");
+  });
+
+  it("answers --version from package.json without reading the bundle", () => {
+    rmSync(join(home, "dist/cli.cjs"));
+    const r = run("--version");
+    assert.equal(r.status, 0, r.stderr);
+    const { version } = JSON.parse(readFileSync(join(home, "package.json"), "utf8"));
+    assert.equal(r.stdout, `${version}\n`);
+  });
+});
