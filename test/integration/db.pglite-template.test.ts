@@ -9,8 +9,10 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { gzipSync } from "node:zlib";
 import { sql } from "kysely";
+import { MIGRATION_NAMES } from "../../migrations/names.ts";
 import { loadGlobalConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/connection/connect.ts";
+import { ensureSchema } from "../../src/db/connection/migrate.ts";
 import {
   extractTar,
   findTemplate,
@@ -53,6 +55,23 @@ describe("the pre-initialised PGlite data folder", () => {
     try {
       const r = await sql<{ n: number }>`select 6 * 7 as n`.execute(handle.db);
       assert.equal(r.rows[0]?.n, 42);
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it("holds the tool's schema: a seeded folder's first open applies no migration", async (t) => {
+    if (skip) return t.skip(skip);
+    const found = findTemplate(REPO_ROOT);
+    assert.ok("file" in found && found.current, "the build's template holds every migration");
+    const dir = join(tmp, "schema");
+    mkdirSync(dir);
+    assert.equal(seedFromTemplate(dir, REPO_ROOT), "seeded");
+    const handle = await openDatabase(loadGlobalConfig({ "data-dir": dir }, {}), silentLogger);
+    try {
+      const { applied, known } = await ensureSchema(handle.db, silentLogger);
+      assert.deepEqual(applied, []);
+      assert.equal(known, MIGRATION_NAMES.length);
     } finally {
       await handle.close();
     }
