@@ -29,6 +29,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { hostname } from "node:os";
+import { resolve } from "node:path";
 import { UserError } from "../../errors.ts";
 
 /** A held lock; `release()` is idempotent. */
@@ -170,6 +171,22 @@ function hold(path: string, me: Holder, options: DataDirLockOptions): DataDirLoc
       if (readLock(path)?.holder?.token === me.token) rmSync(path, { force: true });
     },
   };
+}
+
+/**
+ * False when `dataDir`'s lock shows that no process holds the folder: no lock file, a lock
+ * untouched for the stale time, or a holder that no longer runs on this machine. A process waiting
+ * on the holder (a read command asking the running writer through the local channel) stops waiting
+ * once it is gone, rather than for its whole timeout.
+ *
+ * @example
+ *   if (!dataDirHolderAlive("/abs/.data/pglite")) return undefined; // nobody will answer
+ */
+export function dataDirHolderAlive(dataDir: string, staleMs = DEFAULT_STALE_MS): boolean {
+  const seen = readLock(`${resolve(dataDir)}.lock`);
+  if (!seen) return false;
+  const me: Holder = { token: "", pid: process.pid, host: hostname(), ns: namespaceId() };
+  return !isAbandoned(seen, me, staleMs);
 }
 
 function isAbandoned(seen: Seen, me: Holder, staleMs: number): boolean {

@@ -17,6 +17,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { dataDirHolderAlive } from "../../db/connection/data-dir-lock.ts";
 import type { ControlChange, Requester } from "../../db/journal/run-control-queries.ts";
 import { writeFileAtomic } from "../../reports/report-files.ts";
 import type { ReadRequest } from "./read-commands.ts";
@@ -131,8 +132,8 @@ const requestPath = (dir: string, id: string) => join(dir, `${id}.request.json`)
 const replyPath = (dir: string, id: string) => join(dir, `${id}.reply.json`);
 
 /**
- * The status file of a data folder if a live run wrote it lately (within {@link STATUS_FRESH_MS}),
- * else undefined.
+ * The status file of a data folder if a live run wrote it lately (within {@link STATUS_FRESH_MS})
+ * and still holds the folder's lock, else undefined.
  *
  * @example
  *   const live = readFreshStatus(".data/pglite"); // { run_id, mode, status, actions, ... }
@@ -144,15 +145,17 @@ export function readFreshStatus(
   try {
     const status = JSON.parse(readFileSync(localChannelPaths(dataDir).statusFile, "utf8"));
     const written = Date.parse(String(status.written_at));
-    return now - written <= STATUS_FRESH_MS ? status : undefined;
+    // Fresh, and its writer still holds the folder (one killed a moment ago left the file).
+    return now - written <= STATUS_FRESH_MS && dataDirHolderAlive(dataDir) ? status : undefined;
   } catch {
     return undefined;
   }
 }
 
 /**
- * A command's end: drops a request and waits up to `timeoutMs` for the running process's reply.
- * Undefined when nobody answered (the request is then withdrawn).
+ * A command's end: drops a request and waits up to `timeoutMs` for the running process's reply,
+ * or until that process is gone (`dataDirHolderAlive`, every half second). Undefined when nobody
+ * answered (the request is then withdrawn).
  *
  * @example
  *   const reply = await sendLocalRequest(dataDir, { change: { kind: "pause" }, by }, 5000);
@@ -171,10 +174,12 @@ export async function sendLocalRequest(
   );
   const deadline = Date.now() + timeoutMs;
   try {
-    while (Date.now() < deadline) {
+    for (let poll = 0; Date.now() < deadline; poll++) {
       try {
         return JSON.parse(readFileSync(replyPath(controlDir, id), "utf8")) as LocalReply;
       } catch {
+        // A writer that died (killed, or a forced exit) left its status file: nobody will answer.
+        if (poll % 5 === 4 && !dataDirHolderAlive(dataDir)) return undefined;
         await sleep(100);
       }
     }
