@@ -103,7 +103,7 @@ export const LAYERS: readonly Layer[] = Object.freeze([
   {
     name: "scripts",
     paths: ["scripts/"],
-    role: "repository scripts, not the product: `demo.ts` (`npm run demo`) and `sandbox-from-db.ts` (`npm run sandbox:from-db`) run the CLI's code with the sandbox from the workspace; README generators",
+    role: "repository scripts, not the product: `demo.ts` (`npm run demo`, through `run-demo.mjs`, which runs the build's bundle of it, `dist/demo.mjs`, when current) and `sandbox-from-db.ts` (`npm run sandbox:from-db`) run the CLI's code with the sandbox from the workspace; `build-bundle.ts` (the CLI's bundle and code cache, the demo's bundle) and `build-pglite-template.ts` (the template, schema included), run by `npm run build`; README generators",
     mayImport: [
       "cli",
       "commands",
