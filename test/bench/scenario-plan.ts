@@ -43,6 +43,7 @@ export interface PlanRunFigures {
   readonly exit_code: number;
   readonly missing_client_control: number;
   readonly phases_s: Record<string, number | null>;
+  readonly held?: Record<string, number>;
   readonly targets?: Record<string, boolean>;
 }
 
@@ -97,6 +98,19 @@ export function planPhases(run: ToolRun): Record<string, number | null> {
 }
 
 const isRead = (route: string) => route.startsWith("GET ");
+
+/**
+ * With `--log-level debug`: what the findings stream held in memory, and put aside in the
+ * database, while the source pass ran beside the listing.
+ */
+function heldPages(run: ToolRun): { held: Record<string, number> } | Record<string, never> {
+  const m =
+    /findings: (\d+) listed pages held in memory \(([\d.]+) MB\), (\d+) listed identities put aside/.exec(
+      run.stderr,
+    );
+  if (!m) return {};
+  return { held: { pages: Number(m[1]), mb: Number(m[2]), put_aside: Number(m[3]) } };
+}
 
 /**
  * One plan of `identities` source rows on a freshly seeded database, with `--state state` and any
@@ -171,6 +185,7 @@ export async function planOnce(
       exit_code: run.code ?? -1,
       missing_client_control: s.findings.missing_client_control ?? 0,
       phases_s: planPhases(run),
+      ...heldPages(run),
       ...(identities === 1_000_000 && state === "bulk" && backend === "pglite"
         ? { targets: { wall_le_35_s: wall <= 35, peak_rss_le_400_mb: rss <= 400 } }
         : {}),

@@ -38,7 +38,11 @@ export async function scaleScenario(kit: BenchKit): Promise<Record<string, unkno
     const readyTimeoutMs = Math.max(300_000, (identities / 1_000_000) * 600_000);
     const sandbox = await planSandbox(kit, identities, [], readyTimeoutMs);
     try {
-      const run = await planOnce(kit, sandbox, "postgres", identities);
+      // Debug lines time the source pass and the findings, and tell what pages were held.
+      const run = await planOnce(kit, sandbox, "postgres", identities, "bulk", [
+        "--log-level",
+        "debug",
+      ]);
       runs.push({ ...run, sandbox_peak_rss_mb: vmHwmMb(sandbox.pid) });
       kit.log(`plan of ${identities}: ${run.wall_s} s, ${run.peak_rss_mb} MB`);
     } finally {
@@ -54,6 +58,8 @@ export async function scaleScenario(kit: BenchKit): Promise<Record<string, unkno
     peak_rss_mb: r.peak_rss_mb,
     identities_per_s: r.identities_per_s,
     seed_wall_s: r.seed.wall_s,
+    phases_s: r.phases_s,
+    held: r.held ?? null,
     sandbox_peak_rss_mb: r.sandbox_peak_rss_mb,
     exit_code: r.exit_code,
   });

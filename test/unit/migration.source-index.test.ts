@@ -74,6 +74,23 @@ describe("SourceIndex", () => {
     for (let i = 0; i < 115_000; i++) index.set(randomUUID(), states[2] as SourceState);
     assert.ok(index.tableBytes <= 115_000 * 40, `${index.tableBytes} bytes`);
   });
+
+  it("holds a reservation of 300,000 UUIDs in 23 bytes each, without growing while filled", () => {
+    const index = new SourceIndex();
+    index.reserve(300_000);
+    const reserved = index.tableBytes;
+    assert.ok(reserved <= 300_000 * 23, `${reserved} bytes`);
+    const ids = Array.from({ length: 300_000 }, () => randomUUID());
+    ids.forEach((id, i) => {
+      index.set(id, states[i % states.length] as SourceState);
+    });
+    assert.equal(index.tableBytes, reserved);
+    assert.equal(index.size, 300_000);
+    for (let i = 0; i < ids.length; i += 997) {
+      assert.deepEqual(index.get(ids[i] as string), states[i % states.length], ids[i]);
+    }
+    assert.equal(index.get(randomUUID()), undefined);
+  });
 });
 
 describe("PackedIds", () => {

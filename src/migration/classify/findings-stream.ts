@@ -183,6 +183,9 @@ export class FindingsRun {
   async sourceComplete(): Promise<number> {
     const { db, runId } = this.#ctx;
     this.#on({ kind: "source_stored" });
+    this.#ctx.logger.debug(
+      `findings: ${this.#held.length} listed pages held in memory (${(this.#heldBytes / 1048576).toFixed(1)} MB), ${this.#spilled} listed identities put aside in the database, until the source rows were stored`,
+    );
     await this.#staged;
     const moved = this.#spilled > 0 ? await moveListedToSnapshot(db, runId) : 0;
     await insertInvalidRowFindings(db, runId);

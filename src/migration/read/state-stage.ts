@@ -20,6 +20,7 @@ import {
   perIdentitySnapshot,
   type SnapshotContext,
 } from "./snapshot.ts";
+import type { SourceIndex } from "./source-index.ts";
 import { loadSource, type SourceCounts } from "./source-stage.ts";
 import {
   type ChosenStrategy,
@@ -173,7 +174,7 @@ async function listWithFindings(
     ]);
     const counts =
       strategy === "bulk" ? await stream.finish("bulk") : await finishFiltered(ctx, stream);
-    logFindings(ctx, counts);
+    logFindings(ctx, counts, stream.index);
     if (counts.repeats > 0) {
       logger.warn(
         `platform anomaly: the listing served ${counts.repeats} copies of identities it had already served; each identity was stored and classified once`,
@@ -200,9 +201,9 @@ async function finishFiltered(
   }
 }
 
-function logFindings(ctx: SnapshotContext, c: FindingsStreamCounts): void {
+function logFindings(ctx: SnapshotContext, c: FindingsStreamCounts, index: SourceIndex): void {
   ctx.logger.debug(
-    `findings: ${c.asListed} identities classified as listed (${c.held} of them held in memory until the source pass was complete), ${c.caughtUp} stored meanwhile and caught up, ${c.unlisted} unlisted candidates after the listing; ${c.actions} actions journaled`,
+    `findings: ${c.asListed} identities classified as listed (${c.held} of them held in memory until the source pass was complete), ${c.caughtUp} stored meanwhile and caught up, ${c.unlisted} unlisted candidates after the listing; ${c.actions} actions journaled; the source index holds ${index.size} ids in ${(index.tableBytes / 1048576).toFixed(1)} MB`,
   );
 }
 
