@@ -109,7 +109,15 @@ function heldPages(run: ToolRun): { held: Record<string, number> } | Record<stri
       run.stderr,
     );
   if (!m) return {};
-  return { held: { pages: Number(m[1]), mb: Number(m[2]), put_aside: Number(m[3]) } };
+  const index = /the source index holds (\d+) ids in ([\d.]+) MB/.exec(run.stderr);
+  return {
+    held: {
+      pages: Number(m[1]),
+      mb: Number(m[2]),
+      put_aside: Number(m[3]),
+      ...(index ? { index_ids: Number(index[1]), index_mb: Number(index[2]) } : {}),
+    },
+  };
 }
 
 /**
