@@ -68,7 +68,7 @@ for (const backend of backends) {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it("runs, show, report and status each exit 0 while an apply is writing, and the apply goes on to create every control", async () => {
+    it("runs, show, report and status each exit 0 while an apply is writing, and the apply, steered faster, goes on to create every control", async () => {
       const plan = await cli(["plan", "--json", "--out", join(dir, "plan")]);
       assert.equal(plan.code, 2, plan.stderr);
       planId = JSON.parse(plan.stdout).run_id as string;
@@ -121,6 +121,11 @@ for (const backend of backends) {
       assert.equal(status.code, 0, status.stderr);
       assert.equal(JSON.parse(status.stdout).status, "running");
 
+      // The reads are in: the rest need not crawl at 4 a second (about 100 s of creates).
+      const applyId = listed.find((r) => r.mode === "apply" && r.status === "running")?.id;
+      assert.ok(applyId, runs.stdout);
+      const faster = await cli(["set-rate", applyId, "40"]);
+      assert.equal(faster.code, 0, faster.stderr);
       const done = await apply;
       assert.equal(done.code, 0, done.stderr);
       const created = flagged.filter((id) =>
