@@ -43,6 +43,9 @@ describe("status --watch on a terminal", () => {
     // The watcher says what stopped: its watching, not the run's work.
     assert.match(watch.output(), /stopped watching; the run goes on/);
     assert.doesNotMatch(watch.output(), /finishing in-flight work/);
+    // The watching is checked: the rest of the creates need not crawl at 10 a second.
+    const faster = await collect(spawnCli(["set-rate", "40", ...rig.target.args], env));
+    assert.equal(faster.code, 0, faster.stderr);
     const r = await run;
     assert.equal(r.code, 0, r.stderr);
   });
