@@ -1,8 +1,9 @@
 /**
  * The suite is hermetic: a test writes only under a temporary folder it owns and removes. Checked
  * in a fresh copy of the working tree (every tracked or not-ignored file, committed into a new
- * repository, node_modules linked package by package): a representative subset of the suite runs
- * there with its own TMPDIR, then the copy's `git status` and that TMPDIR are inspected.
+ * repository, node_modules linked package by package, the build's `dist/` copied): a
+ * representative subset of the suite runs there with its own TMPDIR, then the copy's `git status`
+ * and that TMPDIR are inspected.
  *
  * The subset holds the tests that used to leave files behind: the CLI started with its default
  * `reports/` and `.data/` folders, report.html's screenshots, a PGlite run's folders, and a
@@ -12,6 +13,7 @@ import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import {
   copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -44,6 +46,12 @@ function copyOfWorkingTree(into: string): void {
   for (const file of files) {
     mkdirSync(dirname(join(into, file)), { recursive: true });
     copyFileSync(join(REPO_ROOT, file), join(into, file));
+  }
+  // The build, as `npm test` leaves it before the tests run (copied after the sources, so it is
+  // newer): the subset's CLI children then start from the bundle and fresh PGlite folders from
+  // the template, as in the suite, instead of from the sources under tsx and initdb.
+  if (existsSync(join(REPO_ROOT, "dist"))) {
+    cpSync(join(REPO_ROOT, "dist"), join(into, "dist"), { recursive: true });
   }
   // A real folder of links, so git's `node_modules/` rule (folders only) matches it.
   mkdirSync(join(into, "node_modules"));
