@@ -25,6 +25,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { REPO_ROOT } from "../helpers/cli.ts";
+import { CLI_ENTRY } from "../helpers/cli-entry.ts";
 
 const SUBSET = [
   "test/integration/cli.conventions.test.ts",
@@ -47,10 +48,11 @@ function copyOfWorkingTree(into: string): void {
     mkdirSync(dirname(join(into, file)), { recursive: true });
     copyFileSync(join(REPO_ROOT, file), join(into, file));
   }
-  // The build, as `npm test` leaves it before the tests run (copied after the sources, so it is
-  // newer): the subset's CLI children then start from the bundle and fresh PGlite folders from
-  // the template, as in the suite, instead of from the sources under tsx and initdb.
-  if (existsSync(join(REPO_ROOT, "dist"))) {
+  // The build, when the suite itself runs from it (built from the sources as they are, as `npm
+  // test` leaves it), copied after the sources so it is newer there too: the subset's CLI children
+  // then start from the bundle and fresh PGlite folders from the template, as in the suite,
+  // instead of from the sources under tsx and initdb. A stale build stays behind.
+  if (CLI_ENTRY[0] === join(REPO_ROOT, "dist/src/bin.js")) {
     cpSync(join(REPO_ROOT, "dist"), join(into, "dist"), { recursive: true });
   }
   // A real folder of links, so git's `node_modules/` rule (folders only) matches it.
