@@ -59,7 +59,7 @@ for (const backend of backends) {
       await sb.close();
     });
 
-    async function newRun(): Promise<SnapshotContext> {
+    async function newRun(serialDatabase = false): Promise<SnapshotContext> {
       seq += 1;
       const runId = `20260101-00000${seq}-feed`;
       await sql`insert into controls_migration.runs (id, mode, status, tool_version, host, pid)
@@ -72,6 +72,7 @@ for (const backend of backends) {
         logger: silentLogger,
         progress: createProgress({ enabled: false, logger: silentLogger }),
         listing: { rate: 10_000, maxParallel: 2, retryBaseMs: 10, pageSize: PAGE_SIZE },
+        serialDatabase,
       };
     }
     const hint = { expectedItems: null, latencyMs: null };
@@ -100,9 +101,14 @@ for (const backend of backends) {
     /**
      * The whole listing first, classified only once it and the source pass are complete: its
      * pages held in memory meanwhile, or (`memoryBytes: 0`) stored and caught up from the database.
+     * With `serialDatabase`, the held pages' writes, released side by side, are grouped.
      */
-    async function afterListing(kind: "bulk" | "filtered", memoryBytes?: number) {
-      const ctx = await newRun();
+    async function afterListing(
+      kind: "bulk" | "filtered",
+      memoryBytes?: number,
+      serialDatabase = false,
+    ) {
+      const ctx = await newRun(serialDatabase);
       const stream = startFindingsStream(ctx, { ...journal, memoryBytes });
       try {
         await listPlatform(ctx, kind, hint, (page) => stream.page(page));
@@ -141,9 +147,10 @@ for (const backend of backends) {
     const classified = (c: FindingsStreamCounts) => c.asListed + c.caughtUp + c.unlisted;
 
     for (const kind of ["bulk", "filtered"] as const) {
-      it(`a ${kind} listing's findings and journal computed page by page equal those computed after the listing, held in memory or stored meanwhile`, async () => {
+      it(`a ${kind} listing's findings and journal computed page by page equal those computed after the listing, held in memory (their writes grouped or not) or stored meanwhile`, async () => {
         const live = await whileListing(kind);
         const held = await afterListing(kind);
+        const grouped = await afterListing(kind, undefined, true);
         const stored = await afterListing(kind, 0);
         // Live: every listed identity was classified as its page came; only the candidates no
         // page held were left for after the last page.
@@ -157,13 +164,13 @@ for (const backend of backends) {
         // Stored: the pages went to the database, and the catch-up classified them from there.
         assert.equal(stored.counts.asListed, 0);
         assert.equal(stored.counts.caughtUp, live.counts.asListed);
-        for (const other of [held, stored]) {
+        for (const other of [held, grouped, stored]) {
           assert.equal(classified(other.counts), classified(live.counts));
           assert.equal(other.counts.actions, live.counts.actions);
         }
 
         const liveFindings = await findingsOf(live.ctx.runId);
-        for (const other of [held, stored]) {
+        for (const other of [held, grouped, stored]) {
           assert.deepEqual(await findingsOf(other.ctx.runId), liveFindings);
           assert.deepEqual(await actionsOf(other.ctx.runId), await actionsOf(live.ctx.runId));
         }

@@ -15,6 +15,11 @@ export interface FindingsStreamContext {
   readonly source: SourceConfig;
   readonly runId: string;
   readonly logger: Logger;
+  /**
+   * The database runs one statement at a time (PGlite, in its worker): the pages' writes that
+   * arrive while one runs are grouped into the next statement (`grouped-writes.ts`).
+   */
+  readonly serialDatabase?: boolean;
 }
 
 /** What the stream classified, and when. */

@@ -206,6 +206,12 @@ export class FindingsRun {
     await this.#release;
     this.#rethrow();
     await this.#classifyUnlisted(kind, read);
+    const grouped = this.#classifier.grouped;
+    if (grouped) {
+      this.#ctx.logger.debug(
+        `findings: ${grouped.batches} batches stored in ${grouped.statements} statements (those that arrived while one ran went together)`,
+      );
+    }
     // Statistics for the executor's queries of the journal; a plan's are taken beside its
     // report (`pipeline.ts`), which does not need them.
     if (this.#findingOptions.journalCreates || this.#findingOptions.journalDeletes) {

@@ -4,8 +4,8 @@ import {
   identityStatesPage,
   insertInvalidRowFindings,
 } from "../../db/journal/finding-queries.ts";
-import { analyzeRunTables, snapshotWrites } from "../../db/journal/snapshot-queries.ts";
-import { type PendingActionOf, storeClassified } from "../../db/journal/store-classified.ts";
+import { analyzeRunTables } from "../../db/journal/snapshot-queries.ts";
+import type { PendingActionOf } from "../../db/journal/store-classified.ts";
 import type {
   Database,
   NewFinding,
@@ -25,6 +25,7 @@ import {
   type IdentityState,
   type ObservedControl,
 } from "./classify.ts";
+import { type ClassifiedWriter, writeClassified } from "./grouped-writes.ts";
 import type { LegacyFlags } from "./mapping.ts";
 
 const awaitingClient = (f: Finding) =>
@@ -150,8 +151,9 @@ export interface SnapshotRows {
  * Applies the diff rules to some identities' rows of the join and writes their findings and, for
  * writers, the journal's pending actions, in one statement (`storeClassified`): a range is
  * classified whole or not at all. With `snapshot`, what was observed of them is stored in the same
- * statement (a listing page and its findings are committed together). Returns the actions
- * journaled.
+ * statement (a listing page and its findings are committed together). `write` sends that
+ * statement: by default at once, or grouped with others (`grouped-writes.ts`). Returns the
+ * actions journaled.
  *
  * @example
  *   await storeFindings(db, runId, rows, options, { identities, controls });
@@ -162,6 +164,7 @@ export async function storeFindings(
   rows: readonly IdentityStateRow[],
   options: FindingsOptions,
   snapshot?: SnapshotRows,
+  write: ClassifiedWriter = writeClassified(db),
 ): Promise<number> {
   const pairs: { row: IdentityStateRow; finding: Finding }[] = [];
   const states = rows.map((row) => toIdentityState(row, options.unlistedHoldNoSellOnly));
@@ -174,7 +177,6 @@ export async function storeFindings(
   });
   const due = await dueForCreate(db, runId, policy, pairs);
   await forgetSettledSightings(db, pairs);
-  const observed = snapshot ? snapshotWrites(snapshot.identities, snapshot.controls) : [];
   const actions: PendingActionOf[] = [];
   for (const { row, finding } of pairs) {
     const create = finding.create || (awaitingClient(finding) && due.has(row.identity_id));
@@ -199,12 +201,14 @@ export async function storeFindings(
       });
     }
   }
-  return storeClassified(
-    db,
-    observed,
-    pairs.map((p) => findingRow(runId, p.row, p.finding, options.unlistedHoldNoSellOnly === true)),
+  return write({
+    identities: snapshot?.identities ?? [],
+    controls: snapshot?.controls ?? [],
+    findings: pairs.map((p) =>
+      findingRow(runId, p.row, p.finding, options.unlistedHoldNoSellOnly === true),
+    ),
     actions,
-  );
+  });
 }
 
 /**

@@ -11,6 +11,7 @@ import { platformMarks } from "../read/three-way-listing.ts";
 import { type FindingsOptions, type SnapshotRows, storeFindings } from "./findings.ts";
 import { holdsSellOnly, isCandidate, observeListed, stateRow } from "./findings-observations.ts";
 import type { FindingsStreamContext } from "./findings-stream-types.ts";
+import { type ClassifiedWriter, GroupedWrites, writeClassified } from "./grouped-writes.ts";
 import type { ListedOnce } from "./listed-once.ts";
 
 /**
@@ -26,6 +27,9 @@ export class ListedClassifier {
   readonly #index: SourceIndex;
   readonly #once: ListedOnce;
   readonly #lookUpOutside: ReturnType<typeof outsideSourceLookup>;
+  /** Grouped where the database runs one statement at a time (`ctx.serialDatabase`). */
+  readonly grouped: GroupedWrites | undefined;
+  readonly #write: ClassifiedWriter;
 
   constructor(
     ctx: FindingsStreamContext,
@@ -38,6 +42,8 @@ export class ListedClassifier {
     this.#index = index;
     this.#once = once;
     this.#lookUpOutside = outsideSourceLookup(ctx.db, ctx.source, ctx.runId, index);
+    this.grouped = ctx.serialDatabase ? new GroupedWrites(ctx.db) : undefined;
+    this.#write = this.grouped?.write ?? writeClassified(ctx.db);
   }
 
   /** A listed page: the page and the source index say everything; one statement stores both. */
@@ -70,7 +76,7 @@ export class ListedClassifier {
       .map(({ identity_id, ...o }) => stateRow(identity_id, index.get(identity_id), o));
     const { db, runId } = this.#ctx;
     // Read after the await: pages are classified side by side, so `+= await` would lose counts.
-    const actions = await storeFindings(db, runId, rows, this.#options, snapshot);
+    const actions = await storeFindings(db, runId, rows, this.#options, snapshot, this.#write);
     this.actions += actions;
     return rows.length;
   }

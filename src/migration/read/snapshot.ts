@@ -40,6 +40,8 @@ export interface SnapshotContext {
   readonly progress: Progress;
   readonly listing: ListingSettings;
   readonly signal?: AbortSignal;
+  /** PGlite: one statement at a time; the findings stream groups its writes. */
+  readonly serialDatabase?: boolean;
 }
 
 export interface SnapshotResult {

@@ -88,6 +88,7 @@ export function snapshotContext(
     progress: deps.progress,
     listing: listingSettings(options),
     signal: deps.signal,
+    serialDatabase: deps.handle.backend === "pglite",
   };
 }
 
