@@ -8,7 +8,10 @@ import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
 import type { PendingActionOf } from "../../src/db/journal/store-classified.ts";
 import type { NewFinding } from "../../src/db/schema.ts";
-import { type ClassifiedBatch, GroupedWrites } from "../../src/migration/classify/grouped-writes.ts";
+import {
+  type ClassifiedBatch,
+  GroupedWrites,
+} from "../../src/migration/classify/grouped-writes.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
 
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`;
@@ -80,7 +83,9 @@ for (const backend of backends) {
     const count = async (table: string, runId: string) =>
       Number(
         (
-          await sql<{ n: string }>`select count(*) as n from ${sql.table(`controls_migration.${table}`)}
+          await sql<{
+            n: string;
+          }>`select count(*) as n from ${sql.table(`controls_migration.${table}`)}
             where run_id = ${runId}`.execute(h.db)
         ).rows[0]?.n,
       );
@@ -107,7 +112,11 @@ for (const backend of backends) {
         left join controls_migration.findings f on f.id = a.finding_id and f.identity_id = a.identity_id
         where a.run_id = ${runId} and f.id is null`.execute(h.db);
       assert.equal(await count("actions", runId), 60);
-      assert.equal(Number(orphans.rows[0]?.n), 0, "each action points at its own identity's finding");
+      assert.equal(
+        Number(orphans.rows[0]?.n),
+        0,
+        "each action points at its own identity's finding",
+      );
     });
 
     it("an identity observed in two batches of one group keeps the row of the later batch", async () => {
