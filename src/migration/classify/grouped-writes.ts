@@ -113,7 +113,7 @@ export class GroupedWrites {
 }
 
 /** One batch of several; an identity's snapshot row is its last. */
-export function merge(batches: readonly ClassifiedBatch[]): ClassifiedBatch {
+function merge(batches: readonly ClassifiedBatch[]): ClassifiedBatch {
   if (batches.length === 1) return batches[0] as ClassifiedBatch;
   const identities = new Map<string, NewSnapshotIdentity>();
   for (const b of batches) for (const i of b.identities) identities.set(i.identity_id, i);
