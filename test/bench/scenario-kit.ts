@@ -9,7 +9,9 @@
  *   console.log(run.wallS, run.peakRssMb, run.summary?.requests);
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { SandboxStats } from "controls-sandbox";
 import { type SandboxInfo, spawnSandbox } from "controls-sandbox/test-helpers";
 import { syntheticIdentities } from "../../src/contract/index.ts";
@@ -74,10 +76,11 @@ function vmHwmKb(pid: number): number | undefined {
   }
 }
 
+/** Absolute paths: the tool runs in a folder of its own, not in the checkout. */
 function toolArgv(kit: BenchKit, args: readonly string[]): string[] {
   return kit.runner === "dist"
-    ? ["dist/src/bin.js", ...args]
-    : ["--import", "tsx", "src/cli.ts", ...args];
+    ? [join(REPO_ROOT, "dist/src/bin.js"), ...args]
+    : ["--import", import.meta.resolve("tsx"), join(REPO_ROOT, "src/cli.ts"), ...args];
 }
 
 /**
@@ -93,8 +96,11 @@ export function startTool(
 ): StartedTool {
   const spawnedAt = Date.now();
   const t0 = performance.now();
+  // A run given no --out writes its reports under the working folder (reports/<run-id>/): this
+  // temporary one, removed when the run ends, so a bench run leaves nothing in the checkout.
+  const cwd = mkdtempSync(join(tmpdir(), "cm-bench-tool-"));
   const child = spawn(process.execPath, toolArgv(kit, args), {
-    cwd: REPO_ROOT,
+    cwd,
     env: { ...process.env, CONTROLS_LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -116,6 +122,7 @@ export function startTool(
   const done = collect(child).then((r) => {
     clearInterval(poll);
     clearTimeout(timer);
+    rmSync(cwd, { recursive: true, force: true });
     void forget();
     const wallS = (performance.now() - t0) / 1000;
     return {
