@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +15,7 @@ import {
 import { UserError } from "../../src/errors.ts";
 import { silentLogger } from "../../src/log.ts";
 import { backends } from "../helpers/db.ts";
+import { initialisedPgliteFolder } from "../helpers/pglite-folder.ts";
 
 const globalFor = (over: Partial<GlobalConfig>): GlobalConfig => ({
   ...loadGlobalConfig({}, {}),
@@ -57,7 +58,9 @@ describe("openDatabase with embedded PGlite", () => {
   it("ends the database thread even when the handle never ran a query", async () => {
     // Kysely's destroy() skips the driver when it was never used; a database thread left running
     // would hold its memory (a whole PostgreSQL) until the process ends.
-    const h = await openPgliteThread();
+    const dataDir = join(dir, "never-queried");
+    cpSync(await initialisedPgliteFolder(), dataDir, { recursive: true });
+    const h = await openPgliteThread({ dataDir });
     assert.equal(h.pglite?.running, true);
     await h.close();
     assert.equal(h.pglite?.running, false);

@@ -1,14 +1,17 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
-import { type DatabaseHandle, openPgliteThread } from "../../src/db/connection/connect.ts";
+import type { DatabaseHandle } from "../../src/db/connection/connect.ts";
 import { PgliteError } from "../../src/db/connection/pglite-thread.ts";
+import { backends } from "../helpers/db.ts";
+
+const pglite = backends.find((b) => b.name === "pglite") as (typeof backends)[number];
 
 describe("PGlite in its worker thread", () => {
   let h: DatabaseHandle;
 
   before(async () => {
-    h = await openPgliteThread();
+    h = await pglite.open();
     await sql`create table t (id int primary key)`.execute(h.db);
     await sql`insert into t select g from generate_series(1, 5000) g`.execute(h.db);
   });
