@@ -9,7 +9,7 @@
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -40,6 +40,14 @@ function builtFromCurrentSources(): boolean {
 }
 
 const built = builtFromCurrentSources();
+
+/**
+ * The compiled database thread (`dist/src/db/connection/pglite-worker.js`) when the build is of
+ * the sources as they are now, for `runPgliteThreadsFrom`; else undefined.
+ */
+export const COMPILED_PGLITE_WORKER: URL | undefined = built
+  ? pathToFileURL(join(ROOT, "dist/src/db/connection/pglite-worker.js"))
+  : undefined;
 const fromSources = ["--import", import.meta.resolve("tsx"), join(ROOT, "src/cli.ts")];
 
 /** Node's arguments that start the CLI, by absolute paths, so a child may run in any folder. */
