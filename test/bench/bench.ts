@@ -39,7 +39,7 @@ import { startupScenario } from "./scenario-startup.ts";
 import { strategiesScenario } from "./scenario-strategies.ts";
 
 const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] [--backends postgres,pglite] [--tsx]
-  --quick      small sizes and short timings (smoke test for CI)
+  --quick      small sizes and short timings (smoke test for CI: that each scenario runs)
   --only       scenarios to run: a plan, b apply, c memory scaling, d resume, e repeat plan,
                f filtered beside bulk, g listings at 0 and 150 ms latency, h show and
                report.html on 20 runs of the largest size (PostgreSQL only), i the rate floor:
@@ -48,7 +48,7 @@ const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] 
                status with no run, l plan at 1M and 10M on PostgreSQL (not in the default
                set: run it with --only l) (default a to k)
   --sizes      source sizes of scenarios a and f, smallest also for e, largest for h (default
-               100000,1000000; quick 2000,10000); of g too when given (g's default 200000,1000000);
+               100000,1000000; quick 1000,2000); of g too when given (g's default 200000,1000000);
                the largest of i's plans when given (i's default 1000000, quick 20000)
   --backends   database backends (default postgres,pglite)
   --tsx        run the tool from its TypeScript sources (node --import tsx src/cli.ts) instead of
@@ -111,7 +111,7 @@ const sizes = (
   values.sizes
     ? list(values.sizes, "--sizes")
     : values.quick
-      ? ["2000", "10000"]
+      ? ["1000", "2000"]
       : ["100000", "1000000"]
 )
   .map(Number)
