@@ -172,7 +172,7 @@ export const LAYERS: readonly Layer[] = Object.freeze([
   {
     name: "tests",
     paths: ["test/"],
-    role: "the CLI's tests: `unit/` (pure logic), `integration/` (PGlite + PostgreSQL, sandbox over HTTP), `e2e/` (CLI child processes ↔ sandbox, bad-input corpus), `helpers/`, `bench/` (`npm run bench`), `chaos/` (`npm run chaos`), and this table (`layers.ts`). The sandbox only through its package name (`controls-sandbox`, `controls-sandbox/test-helpers`)",
+    role: "the CLI's tests: `unit/` (pure logic), `integration/` (PGlite + PostgreSQL, sandbox over HTTP), `e2e/` (CLI child processes ↔ sandbox, bad-input corpus), `helpers/` (each PGlite test database a copy of one folder initialised once for the suite in `node_modules/.cache/`, `pglite-folder.ts`, its thread run from the current build), `bench/` (`npm run bench`), `chaos/` (`npm run chaos`), and this table (`layers.ts`). The sandbox only through its package name (`controls-sandbox`, `controls-sandbox/test-helpers`)",
     mayImport: [
       "cli",
       "commands",
