@@ -11,22 +11,14 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import {
-  chownSync,
-  cpSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-} from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
 import pg from "pg";
 import { openPgliteThread } from "../../src/db/connection/connect.ts";
-import { initialisedPgliteFolder } from "../helpers/pglite-folder.ts";
+import { copyInitialisedPgliteFolder } from "../helpers/pglite-folder.ts";
 import type { Cleanup } from "./scenario-cleanup.ts";
 import {
   type BackendName,
@@ -177,8 +169,8 @@ export async function openTarget(
   if (backend === "pglite") {
     const dir = mkdtempSync(join(tmpdir(), "cm-bench-pglite-"));
     const drop = cleanup.add(`remove ${dir}`, () => rmSync(dir, { recursive: true, force: true }));
-    // A copy of a folder initialised once per bench run: no initdb in each seeding.
-    cpSync(await initialisedPgliteFolder(), join(dir, "data"), { recursive: true });
+    // A copy of a folder initialised once for the checkout: no initdb in each seeding.
+    await copyInitialisedPgliteFolder(join(dir, "data"));
     return { backend, args: ["--data-dir", join(dir, "data")], drop };
   }
   if (!postgres) throw new Error("no PostgreSQL server for this bench run");

@@ -11,9 +11,9 @@
  * two processes that build it at once both use the one that landed first.
  *
  * @example
- *   cpSync(await initialisedPgliteFolder(), join(dir, "data"), { recursive: true });
+ *   await copyInitialisedPgliteFolder(join(dir, "data"));
  */
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openPgliteThread } from "../../src/db/connection/connect.ts";
@@ -25,8 +25,13 @@ const CACHE = fileURLToPath(
 
 let folder: Promise<string> | undefined;
 
+/** Makes `dataDir` (missing, or an empty folder) a copy of the cached folder. */
+export async function copyInitialisedPgliteFolder(dataDir: string): Promise<void> {
+  cpSync(await initialisedPgliteFolder(), dataDir, { recursive: true });
+}
+
 /** The cached folder's path, built first when missing. */
-export function initialisedPgliteFolder(): Promise<string> {
+function initialisedPgliteFolder(): Promise<string> {
   folder ??= (async () => {
     const home = join(CACHE, `pglite-${installedPgliteVersion()}`);
     const dataDir = join(home, "data");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,7 +15,7 @@ import {
 import { UserError } from "../../src/errors.ts";
 import { silentLogger } from "../../src/log.ts";
 import { backends } from "../helpers/db.ts";
-import { initialisedPgliteFolder } from "../helpers/pglite-folder.ts";
+import { copyInitialisedPgliteFolder } from "../helpers/pglite-folder.ts";
 
 const globalFor = (over: Partial<GlobalConfig>): GlobalConfig => ({
   ...loadGlobalConfig({}, {}),
@@ -59,7 +59,7 @@ describe("openDatabase with embedded PGlite", () => {
     // Kysely's destroy() skips the driver when it was never used; a database thread left running
     // would hold its memory (a whole PostgreSQL) until the process ends.
     const dataDir = join(dir, "never-queried");
-    cpSync(await initialisedPgliteFolder(), dataDir, { recursive: true });
+    await copyInitialisedPgliteFolder(dataDir);
     const h = await openPgliteThread({ dataDir });
     assert.equal(h.pglite?.running, true);
     await h.close();

@@ -225,24 +225,25 @@ export function runPgliteThreadsFrom(worker: URL | undefined): void {
 /**
  * The worker: the one `runPgliteThreadsFrom` names; else the compiled `pglite-worker.js` next to
  * this file (from a bundle in `dist/`, such as `dist/cli.cjs`, at `dist/src/db/connection/`), or,
- * run from the TypeScript sources (tests, `npm run cli`), `pglite-worker.ts` behind tsx's loader. Node 20 does not carry tsx's `--import` hooks into a
- * worker's entry (tsx issue #354), so they are registered there first.
+ * run from the TypeScript sources (tests, `npm run cli`), `pglite-worker.ts` behind tsx's loader.
+ * Node 20 does not carry tsx's `--import` hooks into a worker's entry (tsx issue #354), so they are
+ * registered there first.
  */
 function spawnWorker(init: PgliteThreadInit, transfer: Uint8Array | undefined): Worker {
   const self = import.meta.url;
-  if (compiledWorker) return new Worker(compiledWorker, options(init, transfer));
+  if (compiledWorker) return new Worker(compiledWorker, workerOptions(init, transfer));
   const fromSource = self.endsWith(".ts");
   const entry = /\.[cm]js$/.test(self)
     ? new URL("./src/db/connection/pglite-worker.js", self)
     : new URL(`./pglite-worker.${fromSource ? "ts" : "js"}`, self);
-  const opts = options(init, transfer);
+  const opts = workerOptions(init, transfer);
   if (!fromSource) return new Worker(entry, opts);
   const tsx = import.meta.resolve("tsx/esm/api");
   const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); });`;
   return new Worker(boot, { ...opts, eval: true });
 }
 
-function options(init: PgliteThreadInit, transfer: Uint8Array | undefined) {
+function workerOptions(init: PgliteThreadInit, transfer: Uint8Array | undefined) {
   return {
     workerData: init,
     transferList: transfer ? [transfer.buffer as ArrayBuffer] : [],
