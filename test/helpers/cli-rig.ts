@@ -37,7 +37,7 @@ export async function startCliRig(
     migratedFraction: 0,
     seed: o.seed,
   });
-  const target = await backend.target();
+  const target = await backend.target({ migrated: true });
   const h = await target.open({ migrate: true });
   await seedSource(h.db, loadSourceConfig({}, {}), { identities: o.identities, seed: o.seed });
   await h.close();

@@ -60,8 +60,12 @@ export interface Backend {
   readonly name: "pglite" | "postgres";
   /** A fresh, empty database in this process (for PGlite, a folder removed by its `close()`). */
   open(options?: OpenOptions): Promise<TestDatabase>;
-  /** A fresh, empty database addressable by a CLI child process. */
-  target(): Promise<TestTarget>;
+  /**
+   * A fresh, empty database addressable by a CLI child process; with `migrated`, holding the
+   * tool's schema already (as after a first run), which a test that seeds it before the CLI's
+   * first run may ask for.
+   */
+  target(options?: { readonly migrated?: boolean }): Promise<TestTarget>;
 }
 
 const adminUrl = process.env.TEST_DATABASE_URL || undefined;
@@ -104,7 +108,7 @@ process.once("exit", () => {
  * whole suite (`pglite-folder.ts`), removed by `close()`. Copying and opening it took 0.8–1.1 s of
  * CPU, against 1.2–1.3 s for restoring a dump into PGlite's memory and 4.7 s for an initdb.
  */
-async function freshPglite(): Promise<DatabaseHandle> {
+async function freshPglite(migrated: boolean): Promise<DatabaseHandle> {
   const dir = mkdtempSync(join(tmpdir(), "cm-test-pglite-"));
   openFolders.add(dir);
   const removed = () => {
@@ -112,7 +116,7 @@ async function freshPglite(): Promise<DatabaseHandle> {
     openFolders.delete(dir);
   };
   try {
-    await copyInitialisedPgliteFolder(join(dir, "data"));
+    await copyInitialisedPgliteFolder(join(dir, "data"), { migrated });
     const handle = await openPgliteThread({ dataDir: join(dir, "data") });
     let closing: Promise<void> | undefined;
     return {
@@ -131,14 +135,15 @@ async function freshPglite(): Promise<DatabaseHandle> {
 const pgliteBackend: Backend = {
   name: "pglite",
   async open(options) {
-    const handle = await prepared(await freshPglite(), options);
+    // Migrated: a copy of the suite's migrated folder, on which migrating finds nothing to do.
+    const handle = await prepared(await freshPglite(options?.migrate === true), options);
     return { ...handle, name: "pglite (a fresh folder)" };
   },
-  async target() {
+  async target(options) {
     const dir = mkdtempSync(join(tmpdir(), "cm-test-pglite-"));
     const dataDir = join(dir, "data");
     // A copy of a folder initialised once for the suite: initdb in every target cost ~5 s a test.
-    await copyInitialisedPgliteFolder(dataDir);
+    await copyInitialisedPgliteFolder(dataDir, { migrated: options?.migrated === true });
     const global = globalFor({ dataDir });
     return {
       args: ["--data-dir", dataDir],
