@@ -23,6 +23,7 @@ import { appendFileSync, existsSync, mkdirSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { DIST_IS_CURRENT } from "../helpers/cli-entry.ts";
 import { applyRunsScenario, applyScenario } from "./scenario-apply.ts";
 import { Cleanup } from "./scenario-cleanup.ts";
 import { floorScenario } from "./scenario-floor.ts";
@@ -48,11 +49,13 @@ const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] 
                status with no run, l plan at 1M and 10M on PostgreSQL (not in the default
                set: run it with --only l) (default a to k)
   --sizes      source sizes of scenarios a and f, smallest also for e, largest for h (default
-               100000,1000000; quick 1000,2000); of g too when given (g's default 200000,1000000);
-               the largest of i's plans when given (i's default 1000000, quick 20000)
+               100000,1000000; quick 1000,2000, f 1000 only); of g too when given (g's default
+               200000,1000000; quick 500); the largest of i's plans when given (i's default
+               1000000, quick 20000)
   --backends   database backends (default postgres,pglite)
   --tsx        run the tool from its TypeScript sources (node --import tsx src/cli.ts) instead of
-               as it ships, node dist/src/bin.js (built first: npm run build)
+               as it ships, node dist/src/bin.js (built first, npm run build, unless built from the
+               sources as they are)
 Env: BENCH_DATABASE_URL or TEST_DATABASE_URL = PostgreSQL admin URL (else a throwaway server).`;
 
 const { values } = parseArgs({
@@ -123,7 +126,9 @@ for (const b of requestedBackends) {
 }
 const log = (m: string) =>
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
-if (!values.tsx) {
+if (!values.tsx && DIST_IS_CURRENT) {
+  log("dist/ is built from the sources as they are: not building it again");
+} else if (!values.tsx) {
   // The tool as it ships: compiled once here, so the figures never carry TypeScript's loader
   // (about 1.5 s of start-up and 90 MB a thread under tsx).
   log("building dist/ (npm run build)");

@@ -31,7 +31,7 @@ const side = (r: PlanRunFigures) => ({
 
 /** Scenario g: its JSON figures. */
 export async function latencyScenario(kit: BenchKit): Promise<Record<string, unknown>> {
-  const sizes = kit.sizesGiven ? kit.sizes : kit.quick ? [2_000] : [200_000, 1_000_000];
+  const sizes = kit.sizesGiven ? kit.sizes : kit.quick ? [500] : [200_000, 1_000_000];
   const comparisons: Record<string, unknown>[] = [];
   for (const identities of sizes) {
     const sandbox = await planSandbox(kit, identities);

@@ -80,7 +80,7 @@ export async function showScenario(kit: BenchKit): Promise<Record<string, unknow
     kit.log("h: skipped, it runs on PostgreSQL only");
     return { skipped: "scenario h runs on PostgreSQL only" };
   }
-  // The largest size of the run (1,000,000 by default; 2,000 with --quick).
+  // The largest size of the run (1,000,000 by default; 1,000 with --quick).
   const n = Math.max(...kit.sizes);
   const target = await openTarget(kit.cleanup, kit.postgres, "postgres");
   const handle = wrapPgPool(createPgPool(String(target.args[1]), 4));

@@ -3,7 +3,7 @@
  * (N identities, half the flagged ones migrated, limits off) and, per backend, `plan --state bulk`
  * then `plan --state filtered`, each on a freshly seeded database. Figures side by side: listing
  * requests, wall time, peak RSS; target: filtered sends at most (identities holding a SELL_ONLY ÷
- * 1000) + 5 listing requests.
+ * 1000) + 5 listing requests. `--quick` runs the smallest size only.
  */
 
 import type { BenchKit } from "./scenario-kit.ts";
@@ -20,7 +20,9 @@ const side = (r: PlanRunFigures) => ({
 /** Scenario f: its JSON figures. */
 export async function strategiesScenario(kit: BenchKit): Promise<Record<string, unknown>> {
   const comparisons: Record<string, unknown>[] = [];
-  for (const identities of kit.sizes) {
+  // A smoke test (--quick without --sizes) shows the comparison runs: its smallest size is enough.
+  const sizes = kit.quick && !kit.sizesGiven ? [Math.min(...kit.sizes)] : kit.sizes;
+  for (const identities of sizes) {
     const sandbox = await planSandbox(kit, identities);
     try {
       for (const backend of kit.backends) {

@@ -39,7 +39,9 @@ function builtFromCurrentSources(): boolean {
   return true;
 }
 
-const built = builtFromCurrentSources();
+/** Whether dist/ (the compiled files and the bundle) was built from the sources as they are now. */
+export const DIST_IS_CURRENT: boolean = builtFromCurrentSources();
+const built = DIST_IS_CURRENT;
 
 /**
  * The compiled database thread (`dist/src/db/connection/pglite-worker.js`) when the build is of
