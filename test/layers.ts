@@ -103,7 +103,7 @@ export const LAYERS: readonly Layer[] = Object.freeze([
   {
     name: "scripts",
     paths: ["scripts/"],
-    role: "repository scripts, not the product: `demo.ts` (`npm run demo`, through `run-demo.mjs`, which runs the build's bundle of it, `dist/demo.mjs`, when current) and `sandbox-from-db.ts` (`npm run sandbox:from-db`) run the CLI's code with the sandbox from the workspace; `build-bundle.ts` (the CLI's bundle and code cache, the demo's bundle) and `build-pglite-template.ts` (the template, schema included), run by `npm run build`; README generators",
+    role: "repository scripts, not the product: `demo.ts` (`npm run demo`, through `run-demo.mjs`, which runs the build's bundle of it, `dist/demo.mjs`, when current) and `sandbox-from-db.ts` (`npm run sandbox:from-db`) run the CLI's code with the sandbox from the workspace; `build-bundle.ts` (the CLI's bundle and code cache, the demo's bundle) and `build-pglite-template.ts` (the template, schema included), run by `npm run build`; `compile-suite.mjs` (`npm test` runs the tests as JavaScript compiled beside their sources, without tsx's module hooks); README generators",
     mayImport: [
       "cli",
       "commands",
@@ -172,7 +172,7 @@ export const LAYERS: readonly Layer[] = Object.freeze([
   {
     name: "tests",
     paths: ["test/"],
-    role: "the CLI's tests: `unit/` (pure logic), `integration/` (PGlite + PostgreSQL, sandbox over HTTP), `e2e/` (CLI child processes ↔ sandbox, bad-input corpus), `helpers/` (each PGlite test database a copy of one folder initialised once for the suite in `node_modules/.cache/`, `pglite-folder.ts`, its thread run from the current build), `bench/` (`npm run bench`), `chaos/` (`npm run chaos`), and this table (`layers.ts`). The sandbox only through its package name (`controls-sandbox`, `controls-sandbox/test-helpers`)",
+    role: "the CLI's tests: `unit/` (pure logic), `integration/` (PGlite + PostgreSQL, sandbox over HTTP), `e2e/` (CLI child processes ↔ sandbox, bad-input corpus), `helpers/` (each PGlite test database a copy of one of two folders initialised once for the suite in `node_modules/.cache/`, empty or migrated, `pglite-folder.ts`, its thread run from the current build), `bench/` (`npm run bench`), `chaos/` (`npm run chaos`), and this table (`layers.ts`). The sandbox only through its package name (`controls-sandbox`, `controls-sandbox/test-helpers`)",
     mayImport: [
       "cli",
       "commands",
