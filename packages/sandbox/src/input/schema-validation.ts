@@ -137,15 +137,19 @@ function ajvWith(coerceTypes: false | "array"): Ajv {
  * most rehearsals and tests, and compiling all of them at start took about 0.2 s of CPU.
  */
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
-  let text: Ajv | undefined;
-  let json: Ajv | undefined;
+  const ajvs: Partial<Record<"text" | "json", Ajv>> = {};
+  const ajvFor = (kind: "text" | "json"): Ajv => {
+    const found = ajvs[kind];
+    if (found) return found;
+    const made = ajvWith(kind === "json" ? false : "array");
+    ajvs[kind] = made;
+    return made;
+  };
   return ({ schema, httpPart }) => {
     let validate: ReturnType<Ajv["compile"]> | undefined;
     return (data: unknown) => {
-      validate ??=
-        httpPart === "body"
-          ? (json ??= ajvWith(false)).compile(schema as object)
-          : (text ??= ajvWith("array")).compile(schema as object);
+      if (!validate)
+        validate = ajvFor(httpPart === "body" ? "json" : "text").compile(schema as object);
       return validate(data) ? { value: data } : { error: validate.errors as never };
     };
   };
