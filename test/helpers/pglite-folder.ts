@@ -1,11 +1,12 @@
 /**
  * A PGlite data folder just initialised (no tool schema: an empty database), made once for every
- * test process of the checkout and PGlite version, never opened itself: tests copy it. A second
- * folder holds the same database with the tool's migrations applied (named after them too), for
- * tests that open their database migrated: applying them took about 0.3 s of CPU each time. Copying it
+ * test process of the checkout and PGlite version, never opened itself: tests copy it. Copying it
  * gives a new folder without PGlite's initdb, which took 2–3 s of wall and 3–5 s of CPU each time
  * (in every test process when each made its own); a fresh folder looks the same after its first
- * open.
+ * open. A second folder holds the same database with the tool's migrations applied, named after
+ * them, for tests that open their database migrated (migrating a copy took about 0.3 s of CPU).
+ * It plays the part the build's template (`dist/pglite/`) plays for the CLI, without needing a
+ * current build, and a copy is cheaper than unpacking the tarball.
  *
  * It is kept in `node_modules/.cache/controls-migrate-tests/` (build tools' cache folder, ignored
  * by git and removed by `npm ci`), named after the PGlite version that made it. A process builds
