@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
-import { PackedIds, SourceIndex, type SourceState } from "../../src/migration/read/source-index.ts";
+import { PackedIds } from "../../src/migration/read/packed-ids.ts";
+import { SourceIndex, type SourceState } from "../../src/migration/read/source-index.ts";
 
 const states: SourceState[] = [
   { valid: false },

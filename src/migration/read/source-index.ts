@@ -9,8 +9,10 @@
  * at most 3/4 (any table size, not a power of two): about 23 bytes an id. 1,150,000 kept rows of a
  * 10,000,000-row source hold 27 MB (a doubling table held 71 MB, and 106 MB while it grew). Any
  * other string (upper case, not a UUID) goes to a plain Map. A lower-case UUID string and its 128
- * bits are one-to-one, so lookups stay exact string equality, as the database compares ids.
+ * bits are one-to-one, so lookups stay exact string equality, as the database compares ids
+ * (`uuid-words.ts`).
  */
+import { hashWords, uuidText, uuidWords, words } from "./uuid-words.ts";
 
 /** What the source says of one id. */
 export type SourceState =
@@ -39,114 +41,11 @@ const DECODED: SourceState[] = Array.from({ length: 16 }, (_, code) =>
     : INVALID,
 );
 
-const UUID_LENGTH = 36;
 /** The table's load at most: linear probing stays short (8.5 probes for an absent id, 2.5 present). */
 const MAX_LOAD = 0.75;
 const MIN_SLOTS = 1024;
 /** Slots for `ids` ids at {@link MAX_LOAD}. */
 const slotsFor = (ids: number): number => Math.max(MIN_SLOTS, Math.ceil(ids / MAX_LOAD) + 1);
-const words = new Uint32Array(4);
-
-/** Fills `words` with the 128 bits of a lower-case canonical UUID; false for any other string. */
-function uuidWords(id: string): boolean {
-  if (id.length !== UUID_LENGTH) return false;
-  let w = 0;
-  let acc = 0;
-  let nibbles = 0;
-  for (let i = 0; i < UUID_LENGTH; i++) {
-    const c = id.charCodeAt(i);
-    if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (c !== 45) return false; // "-"
-      continue;
-    }
-    let v: number;
-    if (c >= 48 && c <= 57) v = c - 48;
-    else if (c >= 97 && c <= 102) v = c - 87;
-    else return false;
-    acc = ((acc << 4) | v) >>> 0;
-    if (++nibbles === 8) {
-      words[w++] = acc;
-      acc = 0;
-      nibbles = 0;
-    }
-  }
-  return true;
-}
-
-function hashWords(): number {
-  // murmur3's finalizer over the four words: ids need not be random (synthetic, sequential).
-  let h = (words[0] as number) ^ Math.imul(words[1] as number, 0x9e3779b1);
-  h ^= Math.imul(words[2] as number, 0x85ebca6b) ^ Math.imul(words[3] as number, 0xc2b2ae35);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
-
-const HEX = "0123456789abcdef";
-
-/** The lower-case UUID text of the four words at `at`. */
-function uuidText(array: Uint32Array, at: number): string {
-  let hex = "";
-  for (let w = 0; w < 4; w++) {
-    const v = array[at + w] as number;
-    for (let shift = 28; shift >= 0; shift -= 4) hex += HEX[(v >>> shift) & 15];
-  }
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
-/**
- * Listed ids kept in 16 bytes each (lower-case UUIDs; any other id as its string), in order: the
- * pages a listing reads before the source pass is complete wait in memory this way.
- *
- * @example
- *   const ids = new PackedIds();
- *   ids.push("6a591c0c-3e0f-4494-8559-5dc864060d39");
- *   ids.toArray(); // ["6a591c0c-3e0f-4494-8559-5dc864060d39"]
- */
-export class PackedIds {
-  #bytes = new Uint32Array(64 * 4);
-  #count = 0;
-  /** Ids that are not lower-case UUIDs, by position. */
-  readonly #others = new Map<number, string>();
-
-  get length(): number {
-    return this.#count;
-  }
-
-  /** Bytes held (typed array and other ids, roughly). */
-  get bytes(): number {
-    let n = this.#bytes.byteLength;
-    for (const id of this.#others.values()) n += 2 * id.length + 32;
-    return n;
-  }
-
-  push(id: string): void {
-    if ((this.#count + 1) * 4 > this.#bytes.length) {
-      const grown = new Uint32Array(this.#bytes.length * 2);
-      grown.set(this.#bytes);
-      this.#bytes = grown;
-    }
-    if (uuidWords(id)) this.#bytes.set(words, this.#count * 4);
-    else this.#others.set(this.#count, id);
-    this.#count += 1;
-  }
-
-  toArray(): string[] {
-    const out: string[] = new Array(this.#count);
-    for (let i = 0; i < this.#count; i++) {
-      const other = this.#others.get(i);
-      if (other !== undefined) {
-        out[i] = other;
-        continue;
-      }
-      out[i] = uuidText(this.#bytes, i * 4);
-    }
-    return out;
-  }
-}
 
 /**
  * An identity id → {@link SourceState} map of bounded footprint.
