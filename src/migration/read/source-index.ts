@@ -6,12 +6,18 @@
  *
  * Compact: a lower-case UUID (every id a platform lists, and nine in ten source ids) takes 17 bytes
  * in an open-addressing table of typed arrays, sized to the ids it is told to expect at a load of
- * at most 3/4 (any table size, not a power of two): about 23 bytes an id. 1,150,000 kept rows of a
- * 10,000,000-row source hold 27 MB (a doubling table held 71 MB, and 106 MB while it grew). Any
- * other string (upper case, not a UUID) goes to a plain Map. A lower-case UUID string and its 128
- * bits are one-to-one, so lookups stay exact string equality, as the database compares ids
- * (`uuid-words.ts`).
+ * at most 3/4 (any table size, not a power of two): about 23 bytes an id. Any other string (upper
+ * case, not a UUID) goes to a plain Map. A lower-case UUID string and its 128 bits are one-to-one,
+ * so lookups stay exact string equality, as the database compares ids (`uuid-words.ts`).
+ *
+ * Bounded: it holds at most `limit` ids ({@link SOURCE_INDEX_IDS}, about 6 MB), the first it is
+ * told of; it refuses the others and is no longer `complete`. The ids it refused go to a Bloom
+ * filter of fixed size ({@link PastIds}, 2 MB at the default bound), which tells which listed ids
+ * may have a row it does not hold: those are looked up in `source_rows` (`listed-once.ts`). So a
+ * source of any size costs the same memory (1,150,000 kept rows of a 10,000,000-row source took
+ * 27 MB unbounded), and the findings stay exact.
  */
+import { PastIds } from "./past-ids.ts";
 import { hashWords, uuidText, uuidWords, words } from "./uuid-words.ts";
 
 /** What the source says of one id. */
@@ -48,6 +54,16 @@ const MIN_SLOTS = 1024;
 const slotsFor = (ids: number): number => Math.max(MIN_SLOTS, Math.ceil(ids / MAX_LOAD) + 1);
 
 /**
+ * Ids a source index holds at most (about 6 MB): a source pass keeps about one row in nine, so
+ * every kept id of a source of about two million rows. Past it, what the source says of an id comes
+ * from `source_rows` (see `listed-once.ts`).
+ */
+export const SOURCE_INDEX_IDS = 262_144;
+/** The filter of refused ids: 64 bits for each id the index holds (16 for each refused at 4× that). */
+const PAST_BITS_PER_ID = 64;
+const PAST_BITS_MIN = 1 << 16;
+
+/**
  * An identity id → {@link SourceState} map of bounded footprint.
  *
  * @example
@@ -61,6 +77,20 @@ export class SourceIndex {
   #codes = new Uint8Array(MIN_SLOTS);
   #used = 0;
   readonly #others = new Map<string, number>();
+  readonly #limit: number;
+  #refused = 0;
+  /** The ids refused, once one is. */
+  #past: PastIds | null = null;
+
+  /** `limit`: the ids it holds at most. */
+  constructor(limit = SOURCE_INDEX_IDS) {
+    this.#limit = Math.max(0, Math.floor(limit));
+  }
+
+  /** The ids it holds at most. */
+  get limit(): number {
+    return this.#limit;
+  }
 
   /** Ids held. */
   get size(): number {
@@ -72,32 +102,70 @@ export class SourceIndex {
     return this.#keys.byteLength + this.#codes.byteLength;
   }
 
+  /** True while it holds every id it was told of: an id it does not hold was in no kept row. */
+  get complete(): boolean {
+    return this.#refused === 0;
+  }
+
+  /** Times it was told of an id past its bound (and did not hold it). */
+  get refused(): number {
+    return this.#refused;
+  }
+
+  /** Bytes of the filter of refused ids (0 while none was refused). */
+  get pastBytes(): number {
+    return this.#past?.bytes ?? 0;
+  }
+
+  /** False when `id` was certainly never refused (and so has no kept row it does not hold). */
+  mayHoldPast(id: string): boolean {
+    return this.#past?.mayHold(id) ?? false;
+  }
+
   /**
-   * Makes room for `ids` ids at once, in one table of that size: the table does not grow (and
-   * rehash everything, tens of milliseconds on the event loop at 100,000 ids, and the old and new
-   * tables both held meanwhile) while a pass fills it.
+   * Makes room for `ids` ids at once (at most its bound), in one table of that size: the table
+   * does not grow (and rehash everything, tens of milliseconds on the event loop at 100,000 ids,
+   * and the old and new tables both held meanwhile) while a pass fills it.
    */
   reserve(ids: number): void {
-    const slots = slotsFor(ids);
+    const slots = slotsFor(Math.min(ids, this.#limit));
     if (slots > this.#codes.length) this.#resize(slots);
   }
 
-  /** Records what the source says of `id`; a later call for the same id replaces it. */
-  set(id: string, state: SourceState): void {
+  /**
+   * Records what the source says of `id`; a later call for the same id replaces it. False when
+   * `id` is new and the index is full: it is not held.
+   */
+  set(id: string, state: SourceState): boolean {
     const code = encode(state);
-    // Grown first: growing rehashes through `words`.
-    if (this.#used + 1 > this.#codes.length * MAX_LOAD) this.#resize(slotsFor(2 * this.#used));
     if (!uuidWords(id)) {
-      this.#others.set(id, code | ((this.#others.get(id) ?? 0) & LISTED));
-      return;
+      const was = this.#others.get(id);
+      if (was === undefined && this.size >= this.#limit) return this.#refuse(id);
+      this.#others.set(id, code | ((was ?? 0) & LISTED));
+      return true;
     }
-    const slot = this.#find(this.#keys, this.#codes);
+    let slot = this.#find(this.#keys, this.#codes);
     const was = this.#codes[slot] as number;
     if (was === 0) {
+      if (this.size >= this.#limit) return this.#refuse(id);
+      if (this.#used + 1 > this.#codes.length * MAX_LOAD) {
+        // Growing rehashes through `words`: the id is read again after it.
+        this.#resize(slotsFor(Math.min(2 * this.#used, this.#limit)));
+        uuidWords(id);
+        slot = this.#find(this.#keys, this.#codes);
+      }
       this.#keys.set(words, slot * 4);
       this.#used += 1;
     }
     this.#codes[slot] = code | (was & LISTED);
+    return true;
+  }
+
+  #refuse(id: string): false {
+    this.#refused += 1;
+    this.#past ??= new PastIds(Math.max(PAST_BITS_MIN, PAST_BITS_PER_ID * this.#limit));
+    this.#past.add(id);
+    return false;
   }
 
   /** What the source says of `id`, or undefined when no row of it was kept. */

@@ -156,8 +156,8 @@ async function listWithFindings(
 ): Promise<[SourceCounts, ListingFigures]> {
   const { db, logger } = ctx;
   const quiet = createProgress({ enabled: false, logger });
-  const stream = startFindingsStream(ctx, journal);
-  // The kept rows are the flagged ones and the few anomalies.
+  const stream = startFindingsStream(ctx, { ...journal, ...ctx.findingsMemory });
+  // The kept rows are the flagged ones and the few anomalies (the index holds its bound at most).
   stream.index.reserve(Math.ceil(flagged * 1.05) + 1000);
   try {
     const read = await Promise.all([
@@ -202,8 +202,11 @@ async function finishFiltered(
 }
 
 function logFindings(ctx: SnapshotContext, c: FindingsStreamCounts, index: SourceIndex): void {
+  const past = index.complete
+    ? ""
+    : ` (its bound: ${index.refused} source rows past it were read from the database)`;
   ctx.logger.debug(
-    `findings: ${c.asListed} identities classified as listed (${c.held} of them held in memory until the source pass was complete), ${c.caughtUp} stored meanwhile and caught up, ${c.unlisted} unlisted candidates after the listing; ${c.actions} actions journaled; the source index holds ${index.size} ids in ${(index.tableBytes / 1048576).toFixed(1)} MB`,
+    `findings: ${c.asListed} identities classified as listed (${c.held} of them held in memory until the source pass was complete), ${c.caughtUp} stored meanwhile and caught up, ${c.unlisted} unlisted candidates after the listing; ${c.actions} actions journaled; the source index holds ${index.size} ids in ${(index.tableBytes / 1048576).toFixed(1)} MB${past}`,
   );
 }
 
