@@ -28,7 +28,7 @@ export type FindingsStreamOptions = Omit<FindingsOptions, "unlistedHoldNoSellOnl
 
 /** What the findings stream may hold in memory; past it, the database holds the rest. */
 export interface FindingsMemory {
-  /** Bytes of pages held in memory before the source rows are stored (default 32 MB). */
+  /** Bytes of pages held in memory before the source rows are stored (default 8 MB). */
   readonly memoryBytes?: number;
   /**
    * Ids the source index holds at most (default `SOURCE_INDEX_IDS`); past them, claims and source

@@ -71,10 +71,12 @@ import { classifyUnlisted } from "./unlisted-candidates.ts";
 const RANGE = 5000;
 /**
  * Listing pages held in memory before the source rows are stored, at most: about 30 kB a page of
- * 1000, so 32 MB is about a million listed identities, more than a source pass of a million rows
- * lets through even when nothing but the machine limits the listing.
+ * 1000, so 8 MB is about 270,000 listed identities, what a source pass of a million rows lets
+ * through when nothing but the machine limits the listing (150,000 to 260,000). A longer source
+ * pass stores the rest meanwhile, so memory does not grow with the source (32 MB held at ten
+ * million rows before).
  */
-export const HELD_PAGES_BYTES = 32 * 1024 * 1024;
+export const HELD_PAGES_BYTES = 8 * 1024 * 1024;
 
 /** Held pages classified side by side once the source rows are stored (beside the live pages). */
 const RELEASE_WORKERS = 2;
