@@ -231,5 +231,73 @@ for (const backend of backends) {
       }
       hostile.tamper = null;
     });
+    it("classifies the candidates past the bound that a filtered listing does not show, though no page asked the database", async () => {
+      // A platform where no identity holds a control: the filtered listing shows none.
+      const plain = await startSandbox({ rateLimitRps: 0, tokenRateLimitRps: 0 });
+      const plainClient = createPlatformClient(
+        {
+          ...loadPlatformConfig(
+            {
+              "api-url": plain.apiUrl,
+              "token-url": plain.tokenUrl,
+              "client-id": plain.credentials.clientId,
+            },
+            { OAUTH_CLIENT_SECRET: plain.credentials.clientSecret },
+          ),
+          rate: 10_000,
+        },
+        { scopes: READ_SCOPES },
+      );
+      const table = "plain_source";
+      const rows = Array.from({ length: 6 }, (_, i) => ({
+        id: `00000000-0000-4000-8000-${String(900 + i).padStart(12, "0")}`,
+        flagged: i < 4,
+      }));
+      plain.seedIdentities(
+        rows.map((r) => ({ id: r.id, user_disabled: r.flagged, admin_disabled: false })),
+        { migratedFraction: 0, driftFraction: 0 },
+      );
+      await sql`create table ${sql.table(table)} (id text, user_disabled boolean, admin_disabled boolean)`.execute(
+        h.db,
+      );
+      for (const r of rows) {
+        await sql`insert into ${sql.table(table)} values (${r.id}, ${r.flagged}, false)`.execute(
+          h.db,
+        );
+      }
+      const runs = [];
+      try {
+        for (const indexIds of [undefined, 0]) {
+          const ctx = {
+            ...(await newRun(plainClient)),
+            source: loadSourceConfig({ "source-relation": table }, {}),
+          };
+          const stream = startFindingsStream(ctx, { ...journal, indexIds });
+          try {
+            await loadSource(h.db, ctx.source, ctx.runId, quiet, undefined, stream.index);
+            await stream.sourceComplete();
+            const listing = await listPlatform(ctx, "filtered", hint, (page) => stream.page(page));
+            assert.equal(listing.identities, 0);
+            const counts = await stream.finish("filtered", (ids) => readIdentities(ctx, ids));
+            runs.push({
+              counts,
+              complete: stream.index.complete,
+              findings: await findingsOf(ctx.runId),
+            });
+          } finally {
+            await stream.close();
+          }
+        }
+      } finally {
+        await plainClient.close();
+        await plain.close();
+      }
+      const [inMemory, pastBound] = runs as [(typeof runs)[0], (typeof runs)[0]];
+      assert.equal(pastBound.complete, false);
+      assert.equal(pastBound.counts.unlisted, 4);
+      assert.equal(inMemory.counts.unlisted, 4);
+      assert.equal(pastBound.findings.length, 4);
+      assert.deepEqual(pastBound.findings, inMemory.findings);
+    });
   });
 }

@@ -280,14 +280,15 @@ export class FindingsRun {
   /** The candidates no page held: the index knows which were listed, `listed_claims` the rest. */
   async #classifyUnlisted(kind: "bulk" | "filtered", read?: IdentityReader): Promise<void> {
     const { db, runId } = this.#ctx;
-    const claimedInDatabase = this.#once.inDatabase;
+    // Past the bound, read from SQL even if no page asked it (a filtered listing may show none).
+    const pastBound = this.#once.inDatabase || !this.index.complete;
     const { classified, notFound } = await classifyUnlisted(
-      { db, runId, index: this.index, claimedInDatabase, classifier: this.#classifier },
+      { db, runId, index: this.index, pastBound, classifier: this.#classifier },
       RANGE,
       read,
     );
     this.#counts.unlisted += classified;
-    if (claimedInDatabase) await forgetClaims(db, runId);
+    if (this.#once.inDatabase) await forgetClaims(db, runId);
     if (notFound > 0) {
       this.#ctx.logger.warn(
         kind === "bulk"

@@ -1,7 +1,7 @@
 /**
  * Once the listing is complete, the candidates no page listed: the source index's own (it knows
- * which of the ids it holds were listed), then, when claims went to the database past its bound,
- * the source pass's candidates no batch claimed (`unclaimedCandidatesPage`), in keyset pages. Each
+ * which of the ids it holds were listed), then, past its bound, the source pass's candidates no
+ * batch claimed in the database (`unclaimedCandidatesPage`), in keyset pages. Each
  * batch is read by id (a filtered listing) or found absent (a bulk listing), and classified.
  */
 import type { Kysely } from "kysely";
@@ -20,8 +20,11 @@ export interface UnlistedContext {
   readonly db: Kysely<Database>;
   readonly runId: string;
   readonly index: SourceIndex;
-  /** Claims went to the database: candidates past the index's bound are read there. */
-  readonly claimedInDatabase: boolean;
+  /**
+   * The source went past the index's bound (or claims went to the database): the candidates the
+   * index does not hold are read from `source_rows`, less those claimed there.
+   */
+  readonly pastBound: boolean;
   readonly classifier: ListedClassifier;
 }
 
@@ -59,7 +62,7 @@ async function* unlistedBatches(
   for (const ids of ctx.index.unlistedCandidates(size)) {
     yield { ids, sources: new SourceView(ctx.index) };
   }
-  if (!ctx.claimedInDatabase) return;
+  if (!ctx.pastBound) return;
   let after: string | null = null;
   for (;;) {
     const page = await unclaimedCandidatesPage(ctx.db, ctx.runId, after, size);
