@@ -28,8 +28,13 @@ export type FindingsStreamOptions = Omit<FindingsOptions, "unlistedHoldNoSellOnl
 
 /** What the findings stream may hold in memory; past it, the database holds the rest. */
 export interface FindingsMemory {
-  /** Bytes of pages held in memory before the source rows are stored (default 8 MB). */
+  /**
+   * Bytes of pages held in memory before the source rows are stored (default 8 MB, 2 MB when
+   * `expectedIds` is past the index's bound: `findings-memory.ts`).
+   */
   readonly memoryBytes?: number;
+  /** Source rows the source pass is expected to keep (the flagged rows counted before it). */
+  readonly expectedIds?: number;
   /**
    * Ids the source index holds at most (default `SOURCE_INDEX_IDS`); past them, claims and source
    * states go through the database (`listed-once.ts`).

@@ -48,6 +48,7 @@ import { type HeldPage, packHeldPage, stagePage, unpackHeldPages } from "../read
 import type { IdentityReader, ListedIdentity } from "../read/listed-identity.ts";
 import { SourceIndex } from "../read/source-index.ts";
 import type { FindingsOptions } from "./findings.ts";
+import { heldPagesBytes } from "./findings-memory.ts";
 import {
   FIRST_FINDINGS_STATE,
   type FindingsEvent,
@@ -67,16 +68,10 @@ import { ListedClassifier } from "./listed-classifier.ts";
 import { ListedOnce, lastCopies } from "./listed-once.ts";
 import { classifyUnlisted } from "./unlisted-candidates.ts";
 
-/** Identities a catch-up or unlisted range classifies at once. */
+/** Unlisted candidates classified at once. */
 const RANGE = 5000;
-/**
- * Listing pages held in memory before the source rows are stored, at most: about 30 kB a page of
- * 1000, so 8 MB is about 270,000 listed identities, what a source pass of a million rows lets
- * through when nothing but the machine limits the listing (150,000 to 260,000). A longer source
- * pass stores the rest meanwhile, so memory does not grow with the source (32 MB held at ten
- * million rows before).
- */
-export const HELD_PAGES_BYTES = 8 * 1024 * 1024;
+/** Identities a catch-up range classifies at once (their observations, claims and findings held). */
+const CATCH_UP_RANGE = 1000;
 
 /** Held pages classified side by side once the source rows are stored (beside the live pages). */
 const RELEASE_WORKERS = 2;
@@ -136,11 +131,11 @@ export class FindingsRun {
   #release: Promise<void> | null = null;
 
   constructor(ctx: FindingsStreamContext, options: FindingsStreamOptions) {
-    const { memoryBytes = HELD_PAGES_BYTES, indexIds, ...findingOptions } = options;
+    const { memoryBytes, indexIds, expectedIds, ...findingOptions } = options;
     this.#ctx = ctx;
-    this.#memoryBytes = memoryBytes;
     this.#findingOptions = findingOptions;
     this.index = new SourceIndex(indexIds);
+    this.#memoryBytes = heldPagesBytes({ memoryBytes, expectedIds }, this.index);
     this.#once = new ListedOnce(this.index, (batch, ids, stored) =>
       claimListed(ctx.db, ctx.runId, batch, ids, stored),
     );
@@ -266,7 +261,7 @@ export class FindingsRun {
     const { db, runId } = this.#ctx;
     let after: string | null = null;
     while (releases(this.#state)) {
-      const ids = await listedInterestingPage(db, runId, after, RANGE);
+      const ids = await listedInterestingPage(db, runId, after, CATCH_UP_RANGE);
       if (ids.length === 0) return;
       after = ids[ids.length - 1] ?? null;
       const rows = await unclassifiedObservations(db, runId, ids);

@@ -10,12 +10,12 @@
  * case, not a UUID) goes to a plain Map. A lower-case UUID string and its 128 bits are one-to-one,
  * so lookups stay exact string equality, as the database compares ids (`uuid-words.ts`).
  *
- * Bounded: it holds at most `limit` ids ({@link SOURCE_INDEX_IDS}, about 6 MB), the first it is
+ * Bounded: it holds at most `limit` ids ({@link SOURCE_INDEX_IDS}, about 3 MB), the first it is
  * told of; it refuses the others and is no longer `complete`. The ids it refused go to a Bloom
- * filter of fixed size ({@link PastIds}, 2 MB at the default bound), which tells which listed ids
- * may have a row it does not hold: those are looked up in `source_rows` (`listed-once.ts`). So a
- * source of any size costs the same memory (1,150,000 kept rows of a 10,000,000-row source took
- * 27 MB unbounded), and the findings stay exact.
+ * filter of bounded size ({@link PastIds}, sized by the ids `reserve` expected, 2 MB at most),
+ * which tells which listed ids may have a row it does not hold: those are looked up in
+ * `source_rows` (`listed-once.ts`). So a source of any size costs the same memory (1,150,000 kept
+ * rows of a 10,000,000-row source took 27 MB unbounded), and the findings stay exact.
  */
 import { PastIds } from "./past-ids.ts";
 import { hashWords, uuidText, uuidWords, words } from "./uuid-words.ts";
@@ -54,14 +54,19 @@ const MIN_SLOTS = 1024;
 const slotsFor = (ids: number): number => Math.max(MIN_SLOTS, Math.ceil(ids / MAX_LOAD) + 1);
 
 /**
- * Ids a source index holds at most (about 6 MB): a source pass keeps about one row in nine, so
- * every kept id of a source of about two million rows. Past it, what the source says of an id comes
+ * Ids a source index holds at most (about 3 MB): a source pass keeps about one row in nine, so
+ * every kept id of a source of about a million rows. Past it, what the source says of an id comes
  * from `source_rows` (see `listed-once.ts`).
  */
-export const SOURCE_INDEX_IDS = 262_144;
-/** The filter of refused ids: 64 bits for each id the index holds (16 for each refused at 4× that). */
-const PAST_BITS_PER_ID = 64;
+export const SOURCE_INDEX_IDS = 131_072;
+/**
+ * The filter of refused ids: 16 bits for each id expected past the bound, or as many as the bound
+ * when fewer were expected (about 1 "perhaps" in 1,000 ids never refused), from 8 kB to 2 MB (at
+ * 2 MB, 16 bits an id for a million refused ids).
+ */
+const PAST_BITS_PER_ID = 16;
 const PAST_BITS_MIN = 1 << 16;
+const PAST_BITS_MAX = 1 << 24;
 
 /**
  * An identity id → {@link SourceState} map of bounded footprint.
@@ -81,6 +86,8 @@ export class SourceIndex {
   #refused = 0;
   /** The ids refused, once one is. */
   #past: PastIds | null = null;
+  /** Ids expected (`reserve`), which sizes the filter of refused ones. */
+  #expected = 0;
 
   /** `limit`: the ids it holds at most. */
   constructor(limit = SOURCE_INDEX_IDS) {
@@ -125,9 +132,11 @@ export class SourceIndex {
   /**
    * Makes room for `ids` ids at once (at most its bound), in one table of that size: the table
    * does not grow (and rehash everything, tens of milliseconds on the event loop at 100,000 ids,
-   * and the old and new tables both held meanwhile) while a pass fills it.
+   * and the old and new tables both held meanwhile) while a pass fills it. The ids expected past
+   * the bound size the filter of those it will refuse.
    */
   reserve(ids: number): void {
+    this.#expected = Math.max(this.#expected, ids);
     const slots = slotsFor(Math.min(ids, this.#limit));
     if (slots > this.#codes.length) this.#resize(slots);
   }
@@ -163,7 +172,15 @@ export class SourceIndex {
 
   #refuse(id: string): false {
     this.#refused += 1;
-    this.#past ??= new PastIds(Math.max(PAST_BITS_MIN, PAST_BITS_PER_ID * this.#limit));
+    this.#past ??= new PastIds(
+      Math.min(
+        PAST_BITS_MAX,
+        Math.max(
+          PAST_BITS_MIN,
+          PAST_BITS_PER_ID * Math.max(this.#expected - this.#limit, this.#limit),
+        ),
+      ),
+    );
     this.#past.add(id);
     return false;
   }

@@ -156,9 +156,10 @@ async function listWithFindings(
 ): Promise<[SourceCounts, ListingFigures]> {
   const { db, logger } = ctx;
   const quiet = createProgress({ enabled: false, logger });
-  const stream = startFindingsStream(ctx, { ...journal, ...ctx.findingsMemory });
-  // The kept rows are the flagged ones and the few anomalies (the index holds its bound at most).
-  stream.index.reserve(Math.ceil(flagged * 1.05) + 1000);
+  // The kept rows are the flagged ones and the few anomalies: they size the index and what the
+  // stream holds in memory.
+  const expectedIds = Math.ceil(flagged * 1.05) + 1000;
+  const stream = startFindingsStream(ctx, { ...journal, expectedIds, ...ctx.findingsMemory });
   try {
     const read = await Promise.all([
       loadSource(db, ctx.source, ctx.runId, quiet, ctx.signal, stream.index).then(
