@@ -71,7 +71,7 @@ import { classifyUnlisted } from "./unlisted-candidates.ts";
 /** Unlisted candidates classified at once. */
 const RANGE = 5000;
 /** Identities a catch-up range classifies at once (their observations, claims and findings held). */
-const CATCH_UP_RANGE = 1000;
+const CATCH_UP_RANGE = 2000;
 
 /** Held pages classified side by side once the source rows are stored (beside the live pages). */
 const RELEASE_WORKERS = 2;
@@ -275,8 +275,9 @@ export class FindingsRun {
   /** The candidates no page held: the index knows which were listed, `listed_claims` the rest. */
   async #classifyUnlisted(kind: "bulk" | "filtered", read?: IdentityReader): Promise<void> {
     const { db, runId } = this.#ctx;
-    // Past the bound, read from SQL even if no page asked it (a filtered listing may show none).
-    const pastBound = this.#once.inDatabase || !this.index.complete;
+    // Past the bound, read from SQL even if no page asked it (a filtered listing may show none),
+    // unless every candidate the index refused was claimed.
+    const pastBound = this.#once.claimedPastCandidates < this.index.refusedCandidates;
     const { classified, notFound } = await classifyUnlisted(
       { db, runId, index: this.index, pastBound, classifier: this.#classifier },
       RANGE,

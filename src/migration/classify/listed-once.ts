@@ -90,6 +90,8 @@ export class ListedOnce {
   readonly #outsideLimit: number;
   #batches = 0;
   #repeats = 0;
+  /** Valid candidates (a flag true) claimed in the database: each is a row the index refused. */
+  #pastCandidates = 0;
 
   /** `outsideLimit`: ids outside the index claimed in memory at most (default: a quarter of its bound). */
   constructor(index: SourceIndex, claimInDatabase: DatabaseClaim, outsideLimit?: number) {
@@ -106,6 +108,14 @@ export class ListedOnce {
   /** Whether claims went to the database (`claimListed`): the unlisted candidates are read there too. */
   get inDatabase(): boolean {
     return this.#batches > 0;
+  }
+
+  /**
+   * Valid candidates claimed in the database. Each has a row the source index refused (it holds
+   * none of them), so when they are as many as the candidates it refused, every one was listed.
+   */
+  get claimedPastCandidates(): number {
+    return this.#pastCandidates;
   }
 
   /** Counts copies dropped elsewhere (a page deduplicated before it was held or stored). */
@@ -154,13 +164,11 @@ export class ListedOnce {
       const id = idOf(item);
       const answer = answers.get(id);
       if (answer && !answer.claimed) return; // claimed by an earlier batch: a repeat
-      sources.note(
-        id,
-        answer
-          ? (stateOfRows(answer.rows, answer.valid, answer.user_disabled, answer.admin_disabled) ??
-              null)
-          : null,
-      );
+      const state = answer
+        ? stateOfRows(answer.rows, answer.valid, answer.user_disabled, answer.admin_disabled)
+        : undefined;
+      if (state?.valid && (state.userDisabled || state.adminDisabled)) this.#pastCandidates += 1;
+      sources.note(id, state ?? null);
       fresh.push(item);
     });
     return { items: fresh, sources };

@@ -33,6 +33,10 @@ const ADMIN = 8;
 const LISTED = 16;
 const STATE = 15;
 
+/** A valid row with a flag true. */
+const isCandidateCode = (code: number): boolean =>
+  (code & VALID) !== 0 && (code & (USER | ADMIN)) !== 0;
+
 const encode = (s: SourceState): number =>
   s.valid ? PRESENT | VALID | (s.userDisabled ? USER : 0) | (s.adminDisabled ? ADMIN : 0) : PRESENT;
 
@@ -84,6 +88,7 @@ export class SourceIndex {
   readonly #others = new Map<string, number>();
   readonly #limit: number;
   #refused = 0;
+  #refusedCandidates = 0;
   /** The ids refused, once one is. */
   #past: PastIds | null = null;
   /** Ids expected (`reserve`), which sizes the filter of refused ones. */
@@ -119,6 +124,11 @@ export class SourceIndex {
     return this.#refused;
   }
 
+  /** Of those, valid candidates (a flag true). */
+  get refusedCandidates(): number {
+    return this.#refusedCandidates;
+  }
+
   /** Bytes of the filter of refused ids (0 while none was refused). */
   get pastBytes(): number {
     return this.#past?.bytes ?? 0;
@@ -149,14 +159,14 @@ export class SourceIndex {
     const code = encode(state);
     if (!uuidWords(id)) {
       const was = this.#others.get(id);
-      if (was === undefined && this.size >= this.#limit) return this.#refuse(id);
+      if (was === undefined && this.size >= this.#limit) return this.#refuse(id, code);
       this.#others.set(id, code | ((was ?? 0) & LISTED));
       return true;
     }
     let slot = this.#find(this.#keys, this.#codes);
     const was = this.#codes[slot] as number;
     if (was === 0) {
-      if (this.size >= this.#limit) return this.#refuse(id);
+      if (this.size >= this.#limit) return this.#refuse(id, code);
       if (this.#used + 1 > this.#codes.length * MAX_LOAD) {
         // Growing rehashes through `words`: the id is read again after it.
         this.#resize(slotsFor(Math.min(2 * this.#used, this.#limit)));
@@ -170,8 +180,9 @@ export class SourceIndex {
     return true;
   }
 
-  #refuse(id: string): false {
+  #refuse(id: string, code: number): false {
     this.#refused += 1;
+    if (isCandidateCode(code)) this.#refusedCandidates += 1;
     this.#past ??= new PastIds(
       Math.min(
         PAST_BITS_MAX,
