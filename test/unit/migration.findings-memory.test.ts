@@ -12,7 +12,7 @@ import {
 import { SourceIndex } from "../../src/migration/read/source-index.ts";
 
 describe("heldPagesBytes", () => {
-  it("holds 8 MB of pages while the expected source rows fit the index, and reserves them there", () => {
+  it("holds 32 MB of pages while the expected source rows fit the index, and reserves them there", () => {
     const index = new SourceIndex(100_000);
     assert.equal(heldPagesBytes({ expectedIds: 60_000 }, index), HELD_PAGES_BYTES);
     assert.ok(index.tableBytes >= 60_000 * 17, `${index.tableBytes} bytes`);
@@ -24,7 +24,7 @@ describe("heldPagesBytes", () => {
     assert.ok(index.tableBytes <= 100_000 * 23, `${index.tableBytes} bytes`);
   });
 
-  it("holds what it is told to hold, and 8 MB when nothing is expected", () => {
+  it("holds what it is told to hold, and 32 MB when nothing is expected", () => {
     const index = new SourceIndex(10);
     assert.equal(heldPagesBytes({ memoryBytes: 0, expectedIds: 1_000 }, index), 0);
     assert.equal(heldPagesBytes({}, index), HELD_PAGES_BYTES);

@@ -10,16 +10,19 @@ import type { SourceIndex } from "../read/source-index.ts";
 import type { FindingsMemory } from "./findings-stream-types.ts";
 
 /**
- * Listing pages held in memory before the source rows are stored, at most: about 30 kB a page of
- * 1000, so 8 MB is about 270,000 listed identities, what a source pass of a million rows lets
- * through when nothing but the machine limits the listing (150,000 to 260,000).
+ * Listing pages held in memory before the source rows are stored, at most, while the source's
+ * kept rows fit the index: about 30 kB a page of 1000, so 32 MB is about a million listed
+ * identities, more than a source pass of a million rows lets through even when nothing but the
+ * machine limits the listing. Kept as it was: a smaller cap makes PGlite (a slower source pass,
+ * one statement at a time) store and catch up pages that memory held before, and past the bound
+ * the cap below keeps memory flat anyway.
  */
-export const HELD_PAGES_BYTES = 8 * 1024 * 1024;
+export const HELD_PAGES_BYTES = 32 * 1024 * 1024;
 
 /**
  * The same when the source's kept rows are expected past the index's bound: its pass lets through
- * millions of listed identities, stored meanwhile; 2 MB holds the first 60,000 or so (32 MB held at
- * ten million rows before).
+ * millions of listed identities, stored meanwhile whatever is held; 2 MB holds the first 60,000 or
+ * so (32 MB held at ten million rows before).
  */
 export const PAST_BOUND_HELD_BYTES = 2 * 1024 * 1024;
 

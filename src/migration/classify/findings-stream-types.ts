@@ -29,7 +29,7 @@ export type FindingsStreamOptions = Omit<FindingsOptions, "unlistedHoldNoSellOnl
 /** What the findings stream may hold in memory; past it, the database holds the rest. */
 export interface FindingsMemory {
   /**
-   * Bytes of pages held in memory before the source rows are stored (default 8 MB, 2 MB when
+   * Bytes of pages held in memory before the source rows are stored (default 32 MB, 2 MB when
    * `expectedIds` is past the index's bound: `findings-memory.ts`).
    */
   readonly memoryBytes?: number;
