@@ -14,6 +14,7 @@ import * as platformLegacyFields from "./0008-platform-legacy-fields.ts";
 import * as worldChanges from "./0009-world-changes.ts";
 import * as sourceRereadEvent from "./0010-source-reread-event.ts";
 import * as sourceIdSets from "./0011-source-id-sets.ts";
+import * as listedClaims from "./0012-listed-claims.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0001_initial": initial,
@@ -26,4 +27,5 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0009_world_changes": worldChanges,
   "0010_source_reread_event": sourceRereadEvent,
   "0011_source_id_sets": sourceIdSets,
+  "0012_listed_claims": listedClaims,
 });

@@ -2,6 +2,7 @@ import type { GlobalConfig, RunConfigs } from "../config.ts";
 import type { DatabaseHandle } from "../db/connection/connect.ts";
 import type { RunMode } from "../db/schema.ts";
 import type { Logger } from "../log.ts";
+import type { FindingsMemory } from "../migration/classify/findings-stream-types.ts";
 import { type PendingWrites, type PipelineResult, runPipeline } from "../migration/run/pipeline.ts";
 import type { SettingChange } from "../migration/run/run-settings.ts";
 import { createProgress } from "../migration/steer/progress.ts";
@@ -29,6 +30,8 @@ export interface PipelineRun {
   readonly settingChanges?: readonly SettingChange[];
   /** What the `Resume with:` line repeats after `--resume ID` (connection flags, --yes). */
   readonly resumeFlags?: string;
+  /** What the findings stream may hold in memory (tests bound it lower; the CLI never sets it). */
+  readonly findingsMemory?: FindingsMemory;
 }
 
 /**
@@ -75,6 +78,7 @@ export async function runWiredPipeline(
         onRunStarted: run.onRunStarted,
         settingChanges: run.settingChanges ?? [],
         resumeFlags: run.resumeFlags ?? "",
+        ...(run.findingsMemory ? { findingsMemory: run.findingsMemory } : {}),
         ...(global.databaseUrl ? {} : { localChannelDir: global.dataDir }),
       },
       { mode: run.mode, run: pipeline, source, platform },

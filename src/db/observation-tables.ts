@@ -45,6 +45,14 @@ export interface ListedIdentitiesTable {
   identity_id: string;
 }
 
+/** Listed identities a run classified that its source index does not hold, once each (0012). */
+export interface ListedClaimsTable {
+  run_id: string;
+  identity_id: string;
+  /** The claiming statement's number within the run. */
+  batch: number;
+}
+
 export interface SnapshotControlsTable {
   run_id: string;
   identity_id: string;

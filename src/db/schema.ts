@@ -17,6 +17,7 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "
 import type { Json, JsonWithDefault, NullableTimestamp, Timestamp } from "./column-types.ts";
 import type {
   FindingsTable,
+  ListedClaimsTable,
   ListedIdentitiesTable,
   SnapshotControlsTable,
   SnapshotIdentitiesTable,
@@ -41,6 +42,7 @@ export const TOOL_TABLES = {
   runControls: `${TOOL_SCHEMA}.run_controls`,
   runEvents: `${TOOL_SCHEMA}.run_events`,
   listedIdentities: `${TOOL_SCHEMA}.listed_identities`,
+  listedClaims: `${TOOL_SCHEMA}.listed_claims`,
   platformWaitSightings: `${TOOL_SCHEMA}.platform_wait_sightings`,
   worldChanges: `${TOOL_SCHEMA}.world_changes`,
 } as const;
@@ -219,6 +221,7 @@ export interface Database {
   [TOOL_TABLES.runControls]: RunControlsTable;
   [TOOL_TABLES.runEvents]: RunEventsTable;
   [TOOL_TABLES.listedIdentities]: ListedIdentitiesTable;
+  [TOOL_TABLES.listedClaims]: ListedClaimsTable;
   [TOOL_TABLES.platformWaitSightings]: PlatformWaitSightingsTable;
   [TOOL_TABLES.worldChanges]: WorldChangesTable;
 }

@@ -4,7 +4,9 @@
  * edges of created_at windows, pages shuffled) meets `apply` in random cases (fast-check, fixed
  * seed) on each backend. Whenever a case exits 0, every valid source candidate has exactly one set
  * of findings and the platform holds exactly what the mapping expects; any other end is a named
- * non-zero exit, never an SQL error.
+ * non-zero exit, never an SQL error. Some cases bound the findings stream's memory low (issue 30):
+ * a source index holding none or a few of the source's ids, so claims and source states go
+ * through the database, and pages listed before the source pass stored meanwhile.
  *
  * Two test files run it with a seed each, 100 cases each, 200 in all on each backend
  * (`migration.hostile-listing*.property.test.ts`).
@@ -44,6 +46,13 @@ const caseArb = fc.record({
     maxLength: 40,
   }),
   state: fc.constantFrom("bulk" as const, "filtered" as const),
+  /** The findings stream's memory: its defaults, or bounds far below the case's source. */
+  memory: fc.constantFrom(
+    undefined,
+    { indexIds: 0 },
+    { indexIds: 3 },
+    { indexIds: 3, memoryBytes: 0 },
+  ),
   parallelism: fc.integer({ min: 1, max: 4 }),
   tamper: fc.record({
     pageSize: fc.integer({ min: 2, max: 9 }),
@@ -173,7 +182,11 @@ export function hostileListingProperty(o: { readonly seed: number; readonly runs
               logger: silentLogger,
               signal: new AbortController().signal,
             },
-            { mode: "apply", confirm: async () => true },
+            {
+              mode: "apply",
+              confirm: async () => true,
+              ...(c.memory ? { findingsMemory: c.memory } : {}),
+            },
           );
           exitCode = r.exitCode;
         } catch (err) {

@@ -55,6 +55,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "platform_admin_disabled",
   ],
   listed_identities: ["run_id", "identity_id"],
+  listed_claims: ["run_id", "identity_id", "batch"],
   snapshot_controls: [
     "run_id",
     "identity_id",

@@ -106,27 +106,49 @@ describe("ListedOnce", () => {
     assert.equal(dropped, 0);
   });
 
-  it("drops an identity a later page serves again, and counts every dropped copy", () => {
-    const once = new ListedOnce(indexOf());
+  /** The index holds every source row here: no claim may reach a database. */
+  const noDatabase = async (): Promise<never> => {
+    throw new Error("a claim reached the database while the index was complete");
+  };
+  const ids = (c: { items: readonly { id: string }[] }) => c.items.map((i) => i.id);
+
+  it("drops an identity a later page serves again, and counts every dropped copy", async () => {
+    const once = new ListedOnce(indexOf(), noDatabase);
     const held = [{ id: outside, controls: [{}] }];
+    assert.deepEqual(ids(await once.claim([{ id: a, controls: [] }, ...held])), [a, outside]);
     assert.deepEqual(
-      once.claim([{ id: a, controls: [] }, ...held]).map((i) => i.id),
-      [a, outside],
-    );
-    assert.deepEqual(
-      once
-        .claim([{ id: a, controls: [] }, { id: b, controls: [] }, { id: b, controls: [] }, ...held])
-        .map((i) => i.id),
+      ids(
+        await once.claim([
+          { id: a, controls: [] },
+          { id: b, controls: [] },
+          { id: b, controls: [] },
+          ...held,
+        ]),
+      ),
       [b],
     );
     assert.equal(once.repeats, 3);
+    assert.equal(once.inDatabase, false);
   });
 
-  it("leaves out rows read back from the database whose identity a page already claimed", () => {
-    const once = new ListedOnce(indexOf());
-    once.claim([{ id: a, controls: [] }]);
+  it("claims once an identity outside the source whose platform legacy fields are set", async () => {
+    const once = new ListedOnce(indexOf(), noDatabase);
+    const marked = {
+      id: outside,
+      controls: [],
+      legacy: { userDisabled: true, adminDisabled: null },
+    };
+    assert.deepEqual(ids(await once.claim([marked])), [outside]);
+    assert.deepEqual(ids(await once.claim([marked])), []);
+    assert.equal(once.repeats, 1);
+  });
+
+  it("leaves out rows read back from the database whose identity a page already claimed", async () => {
+    const once = new ListedOnce(indexOf(), noDatabase);
+    await once.claim([{ id: a, controls: [] }]);
+    const { items } = await once.claimIds([{ identity_id: a }, { identity_id: b }]);
     assert.deepEqual(
-      once.claimIds([{ identity_id: a }, { identity_id: b }]).map((r) => r.identity_id),
+      items.map((r) => r.identity_id),
       [b],
     );
   });

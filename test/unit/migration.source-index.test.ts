@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
-import { PackedIds, SourceIndex, type SourceState } from "../../src/migration/read/source-index.ts";
+import { PackedIds } from "../../src/migration/read/packed-ids.ts";
+import { SourceIndex, type SourceState } from "../../src/migration/read/source-index.ts";
 
 const states: SourceState[] = [
   { valid: false },
@@ -76,7 +77,7 @@ describe("SourceIndex", () => {
   });
 
   it("holds a reservation of 300,000 UUIDs in 23 bytes each, without growing while filled", () => {
-    const index = new SourceIndex();
+    const index = new SourceIndex(300_000);
     index.reserve(300_000);
     const reserved = index.tableBytes;
     assert.ok(reserved <= 300_000 * 23, `${reserved} bytes`);
@@ -90,6 +91,55 @@ describe("SourceIndex", () => {
       assert.deepEqual(index.get(ids[i] as string), states[i % states.length], ids[i]);
     }
     assert.equal(index.get(randomUUID()), undefined);
+  });
+});
+
+describe("SourceIndex past its bound", () => {
+  it("holds the first ids it is told of up to its bound, refuses the others, and says it is no longer complete", () => {
+    const index = new SourceIndex(1_000);
+    const ids = Array.from({ length: 1_500 }, (_, i) =>
+      i % 10 === 0 ? `other-${i}` : randomUUID(),
+    );
+    const held = ids.map((id) => index.set(id, states[2] as SourceState));
+    assert.deepEqual(held, [...Array(1_000).fill(true), ...Array(500).fill(false)]);
+    assert.equal(index.size, 1_000);
+    assert.equal(index.complete, false);
+    assert.equal(index.refused, 500);
+    for (const id of ids.slice(0, 1_000)) assert.deepEqual(index.get(id), states[2]);
+    for (const id of ids.slice(1_000)) assert.equal(index.get(id), undefined);
+  });
+
+  it("still replaces what it knew of an id it holds once full, and keeps its listed mark", () => {
+    const index = new SourceIndex(2);
+    const [a, b] = [randomUUID(), randomUUID()];
+    index.set(a, states[2] as SourceState);
+    index.set(b, states[2] as SourceState);
+    assert.equal(index.markListedOnce(a), true);
+    assert.equal(index.set(a, states[3] as SourceState), true);
+    assert.equal(index.complete, true);
+    assert.deepEqual(index.get(a), states[3]);
+    assert.equal(index.markListedOnce(a), false);
+    assert.deepEqual([...index.unlistedCandidates(10)].flat(), [b]);
+  });
+
+  it("reserves no more than its bound, and grows no further while filled", () => {
+    const index = new SourceIndex(20_000);
+    index.reserve(1_000_000);
+    const reserved = index.tableBytes;
+    assert.ok(reserved <= 20_000 * 23, `${reserved} bytes`);
+    for (let i = 0; i < 30_000; i++) index.set(randomUUID(), states[1] as SourceState);
+    assert.equal(index.tableBytes, reserved);
+    assert.equal(index.size, 20_000);
+  });
+
+  it("grows to its bound at most when it was reserved too little", () => {
+    const index = new SourceIndex(5_000);
+    index.reserve(100);
+    const ids = Array.from({ length: 6_000 }, () => randomUUID());
+    for (const id of ids) index.set(id, states[4] as SourceState);
+    assert.equal(index.size, 5_000);
+    assert.ok(index.tableBytes <= 5_000 * 23 * 1.01, `${index.tableBytes} bytes`);
+    for (const id of ids.slice(0, 5_000)) assert.deepEqual(index.get(id), states[4]);
   });
 });
 

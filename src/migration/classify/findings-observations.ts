@@ -6,7 +6,8 @@
 import type { IdentityStateRow, StoredObservation } from "../../db/journal/finding-queries.ts";
 import type { NewSnapshotControl, NewSnapshotIdentity } from "../../db/schema.ts";
 import type { ListedIdentity, ReadIdentity } from "../read/listed-identity.ts";
-import type { SourceIndex, SourceState } from "../read/source-index.ts";
+import type { SourceState } from "../read/source-index.ts";
+import type { SourceView } from "../read/source-view.ts";
 import { legacyTrue, snapshotIdentity } from "../read/three-way-listing.ts";
 
 export const holdsSellOnly = (controls: readonly { readonly type: string }[]) =>
@@ -78,19 +79,19 @@ export function observeUnlisted(runId: string, reads: readonly ReadIdentity[]) {
 }
 
 /**
- * What is observed of a listed page, from the page and the source index: the snapshot rows
- * stored with its findings.
+ * What is observed of a listed page, from the page and what the source says of it: the snapshot
+ * rows stored with its findings.
  */
 export function observeListed(
   runId: string,
   identities: readonly ListedIdentity[],
-  index: SourceIndex,
+  sources: Pick<SourceView, "get">,
 ) {
   const stored: NewSnapshotIdentity[] = [];
   const controls: NewSnapshotControl[] = [];
   const observed: StoredObservation[] = [];
   for (const i of identities) {
-    const source = index.get(i.id);
+    const source = sources.get(i.id);
     // A listed identity with no control that the source does not hold matters to no finding,
     // unless the platform's legacy fields mark it (its source row is looked up).
     if (i.controls.length === 0 && source === undefined && !legacyTrue(i.legacy)) continue;

@@ -9,6 +9,7 @@ import type { Database } from "../../db/schema.ts";
 import type { Logger } from "../../log.ts";
 import type { IdentityReader, ListedIdentity } from "../read/listed-identity.ts";
 import type { SourceIndex } from "../read/source-index.ts";
+import type { FindingsOptions } from "./findings.ts";
 
 export interface FindingsStreamContext {
   readonly db: Kysely<Database>;
@@ -20,6 +21,25 @@ export interface FindingsStreamContext {
    * arrive while one runs are grouped into the next statement (`grouped-writes.ts`).
    */
   readonly serialDatabase?: boolean;
+}
+
+export type FindingsStreamOptions = Omit<FindingsOptions, "unlistedHoldNoSellOnly"> &
+  FindingsMemory;
+
+/** What the findings stream may hold in memory; past it, the database holds the rest. */
+export interface FindingsMemory {
+  /**
+   * Bytes of pages held in memory before the source rows are stored (default 32 MB, 2 MB when
+   * `expectedIds` is past the index's bound: `findings-memory.ts`).
+   */
+  readonly memoryBytes?: number;
+  /** Source rows the source pass is expected to keep (the flagged rows counted before it). */
+  readonly expectedIds?: number;
+  /**
+   * Ids the source index holds at most (default `SOURCE_INDEX_IDS`); past them, claims and source
+   * states go through the database (`listed-once.ts`).
+   */
+  readonly indexIds?: number;
 }
 
 /** What the stream classified, and when. */

@@ -7,8 +7,8 @@
  * budget), so it is the one waited for:
  *
  * - a page listed after the source rows are stored is classified as it arrives, from the page
- *   itself and the source pass's {@link SourceIndex} (no query), and stored with its findings in
- *   one transaction;
+ *   itself and the source pass's {@link SourceIndex} (no query while it holds the whole source),
+ *   and stored with its findings in one transaction;
  * - a page listed before that waits in memory, its ids packed in 16 bytes each
  *   ({@link PackedIds}), and is classified the same way once the source rows are stored; nothing
  *   of it reaches the database before;
@@ -22,16 +22,22 @@
  *   from the complete listing is not found; under filtered it holds no active SELL_ONLY, and it is
  *   read by id (`finish`'s reader) for its legacy fields, or to learn that it does not exist.
  *
- * An identity is classified once: a copy the listing serves again is dropped (`listed-once.ts`), a page classified as it arrives
- * commits its snapshot rows with its findings, and the catch-up skips what is already classified.
- * Before an identity holding a SELL_ONLY is classified, its source row is looked up by id if the
- * source pass did not keep it (it has no flag true), so `unknown_to_source` keeps its meaning.
+ * An identity is classified once: a copy the listing serves again is dropped (`listed-once.ts`), a
+ * page classified as it arrives commits its snapshot rows with its findings, and the catch-up skips
+ * what is already classified. Before an identity holding a SELL_ONLY is classified, its source row
+ * is looked up by id if the source pass did not keep it (it has no flag true), so
+ * `unknown_to_source` keeps its meaning.
+ *
+ * Memory does not grow with the source: the source index holds a bounded number of ids
+ * (`indexIds`); past them, a page's ids the index does not hold are claimed, and their source rows
+ * read, in one statement (`claimListed`), and the unlisted candidates come from SQL as well.
  *
  * The stream's phases (holding, releasing, listing over, failed, closed) and their transitions
  * are in `findings-phase.ts`; `FindingsRun` holds one and changes it only through them.
  */
 
 import pMap from "p-map";
+import { claimListed, forgetClaims } from "../../db/journal/claim-queries.ts";
 import {
   insertInvalidRowFindings,
   listedInterestingPage,
@@ -39,10 +45,10 @@ import {
 } from "../../db/journal/finding-queries.ts";
 import { analyzeRunTables, moveListedToSnapshot } from "../../db/journal/snapshot-queries.ts";
 import { type HeldPage, packHeldPage, stagePage, unpackHeldPages } from "../read/held-pages.ts";
-import type { IdentityReader, ListedIdentity, ReadIdentity } from "../read/listed-identity.ts";
+import type { IdentityReader, ListedIdentity } from "../read/listed-identity.ts";
 import { SourceIndex } from "../read/source-index.ts";
 import type { FindingsOptions } from "./findings.ts";
-import { observeUnlisted } from "./findings-observations.ts";
+import { heldPagesBytes } from "./findings-memory.ts";
 import {
   FIRST_FINDINGS_STATE,
   type FindingsEvent,
@@ -56,19 +62,16 @@ import type {
   FindingsStream,
   FindingsStreamContext,
   FindingsStreamCounts,
+  FindingsStreamOptions,
 } from "./findings-stream-types.ts";
 import { ListedClassifier } from "./listed-classifier.ts";
 import { ListedOnce, lastCopies } from "./listed-once.ts";
+import { classifyUnlisted } from "./unlisted-candidates.ts";
 
-/** Identities a catch-up or unlisted range classifies at once. */
+/** Unlisted candidates classified at once. */
 const RANGE = 5000;
-/**
- * Listing pages held in memory before the source rows are stored, at most: about 30 kB a page of
- * 1000, so 32 MB is about a million listed identities, more than a source pass of a million rows
- * lets through even when nothing but the machine limits the listing.
- */
-export const HELD_PAGES_BYTES = 32 * 1024 * 1024;
-const NOT_LISTED = "absent from a complete listing of the platform's identities";
+/** Identities a catch-up range classifies at once (their observations, claims and findings held). */
+const CATCH_UP_RANGE = 2000;
 
 /** Held pages classified side by side once the source rows are stored (beside the live pages). */
 const RELEASE_WORKERS = 2;
@@ -109,14 +112,9 @@ export function startFindingsStream(
   };
 }
 
-export type FindingsStreamOptions = Omit<FindingsOptions, "unlistedHoldNoSellOnly"> & {
-  /** Bytes of pages held in memory before the source rows are stored (default 32 MB). */
-  readonly memoryBytes?: number;
-};
-
 /** One run's findings stream: its phase (`findings-phase.ts`), the held pages and the counts. */
 export class FindingsRun {
-  readonly index = new SourceIndex();
+  readonly index: SourceIndex;
   readonly #ctx: FindingsStreamContext;
   readonly #memoryBytes: number;
   readonly #findingOptions: Omit<FindingsOptions, "unlistedHoldNoSellOnly">;
@@ -133,11 +131,14 @@ export class FindingsRun {
   #release: Promise<void> | null = null;
 
   constructor(ctx: FindingsStreamContext, options: FindingsStreamOptions) {
-    const { memoryBytes = HELD_PAGES_BYTES, ...findingOptions } = options;
+    const { memoryBytes, indexIds, expectedIds, ...findingOptions } = options;
     this.#ctx = ctx;
-    this.#memoryBytes = memoryBytes;
     this.#findingOptions = findingOptions;
-    this.#once = new ListedOnce(this.index);
+    this.index = new SourceIndex(indexIds);
+    this.#memoryBytes = heldPagesBytes({ memoryBytes, expectedIds }, this.index);
+    this.#once = new ListedOnce(this.index, (batch, ids, stored) =>
+      claimListed(ctx.db, ctx.runId, batch, ids, stored),
+    );
     this.#classifier = new ListedClassifier(ctx, findingOptions, this.index, this.#once);
   }
 
@@ -260,32 +261,30 @@ export class FindingsRun {
     const { db, runId } = this.#ctx;
     let after: string | null = null;
     while (releases(this.#state)) {
-      const ids = await listedInterestingPage(db, runId, after, RANGE);
+      const ids = await listedInterestingPage(db, runId, after, CATCH_UP_RANGE);
       if (ids.length === 0) return;
       after = ids[ids.length - 1] ?? null;
       const rows = await unclassifiedObservations(db, runId, ids);
-      const claimed = this.#once.claimIds(rows);
+      const { items: claimed, sources } = await this.#once.claimIds(rows);
       this.#once.countRepeats(rows.length - claimed.length);
-      const classified = await this.#classifier.classify(claimed);
+      const classified = await this.#classifier.classify(claimed, sources);
       this.#counts.caughtUp += classified;
     }
   }
 
-  /** The candidates no page held: the index knows which were listed, so no query finds them. */
+  /** The candidates no page held: the index knows which were listed, `listed_claims` the rest. */
   async #classifyUnlisted(kind: "bulk" | "filtered", read?: IdentityReader): Promise<void> {
-    let notFound = 0;
-    for (const ids of this.index.unlistedCandidates(RANGE)) {
-      const reads: readonly ReadIdentity[] = read
-        ? await read(ids)
-        : ids.map((id) => ({ status: "not_found", id, error: NOT_LISTED }));
-      const unlisted = observeUnlisted(this.#ctx.runId, reads);
-      notFound += unlisted.notFound;
-      this.#counts.unlisted += await this.#classifier.classify(
-        unlisted.observed,
-        unlisted.snapshot,
-        true,
-      );
-    }
+    const { db, runId } = this.#ctx;
+    // Past the bound, read from SQL even if no page asked it (a filtered listing may show none),
+    // unless every candidate the index refused was claimed.
+    const pastBound = this.#once.claimedPastCandidates < this.index.refusedCandidates;
+    const { classified, notFound } = await classifyUnlisted(
+      { db, runId, index: this.index, pastBound, classifier: this.#classifier },
+      RANGE,
+      read,
+    );
+    this.#counts.unlisted += classified;
+    if (this.#once.inDatabase) await forgetClaims(db, runId);
     if (notFound > 0) {
       this.#ctx.logger.warn(
         kind === "bulk"

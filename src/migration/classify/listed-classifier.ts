@@ -1,12 +1,14 @@
 /**
  * The findings stream's classification: identities observed in a listed page (or read by id,
- * or caught up from the database) classified from the source index and stored with their
- * findings, each identity once. `findings-stream.ts` decides when; this is how.
+ * or caught up from the database) classified from what the source says of them (the source index,
+ * and `source_rows` past its bound: a {@link SourceView}) and stored with their findings, each
+ * identity once. `findings-stream.ts` decides when; this is how.
  */
 import type { StoredObservation } from "../../db/journal/finding-queries.ts";
 import type { ListedIdentity } from "../read/listed-identity.ts";
 import { outsideSourceLookup } from "../read/outside-source-lookup.ts";
 import type { SourceIndex } from "../read/source-index.ts";
+import type { SourceView } from "../read/source-view.ts";
 import { platformMarks } from "../read/three-way-listing.ts";
 import { type FindingsOptions, type SnapshotRows, storeFindings } from "./findings.ts";
 import { holdsSellOnly, isCandidate, observeListed, stateRow } from "./findings-observations.ts";
@@ -41,27 +43,31 @@ export class ListedClassifier {
     this.#options = options;
     this.#index = index;
     this.#once = once;
-    this.#lookUpOutside = outsideSourceLookup(ctx.db, ctx.source, ctx.runId, index);
+    this.#lookUpOutside = outsideSourceLookup(ctx.db, ctx.source, ctx.runId);
     this.grouped = ctx.serialDatabase ? new GroupedWrites(ctx.db) : undefined;
     this.#write = this.grouped?.write ?? writeClassified(ctx.db);
   }
 
-  /** A listed page: the page and the source index say everything; one statement stores both. */
+  /**
+   * A listed page: the page and the source say everything (the source index, or one statement
+   * past its bound); one statement stores both.
+   */
   async page(page: readonly ListedIdentity[]): Promise<number> {
     // Claimed before any await: pages classified side by side never both take an identity.
-    const identities = this.#once.claim(page);
-    const { observed, snapshot } = observeListed(this.#ctx.runId, identities, this.#index);
-    return this.classify(observed, snapshot);
+    const { items, sources } = await this.#once.claim(page);
+    const { observed, snapshot } = observeListed(this.#ctx.runId, items, sources);
+    return this.classify(observed, sources, snapshot);
   }
 
   /** Classifies observed identities (candidates and SELL_ONLY holders) and stores the findings. */
   async classify(
     observed: readonly StoredObservation[],
+    sources: SourceView,
     snapshot?: SnapshotRows,
     unlisted = false,
   ): Promise<number> {
     const index = this.#index;
-    await this.#lookUpOutside(observed);
+    await this.#lookUpOutside(observed, sources);
     // What is classified here was listed (or is the unlisted rest): the rest is told apart by it.
     if (!unlisted) for (const o of observed) index.markListed(o.identity_id);
     // Unlisted ones come from the index's own candidates.
@@ -70,10 +76,10 @@ export class ListedClassifier {
         (o) =>
           unlisted ||
           holdsSellOnly(o.controls) ||
-          isCandidate(index.get(o.identity_id)) ||
-          (platformMarks(o) && index.get(o.identity_id)?.valid === true),
+          isCandidate(sources.get(o.identity_id)) ||
+          (platformMarks(o) && sources.get(o.identity_id)?.valid === true),
       )
-      .map(({ identity_id, ...o }) => stateRow(identity_id, index.get(identity_id), o));
+      .map(({ identity_id, ...o }) => stateRow(identity_id, sources.get(identity_id), o));
     const { db, runId } = this.#ctx;
     // Read after the await: pages are classified side by side, so `+= await` would lose counts.
     const actions = await storeFindings(db, runId, rows, this.#options, snapshot, this.#write);

@@ -8,21 +8,50 @@
  * - across batches, the first claim stands: a later copy is dropped before anything is stored;
  * - every dropped copy is counted: the report names them a platform anomaly.
  *
- * Claims are synchronous, so pages classified side by side never both take one identity. Ids of the
- * source index are remembered by its own "listed" mark (no extra memory); the few others that matter
- * (a control holder the source does not hold) in a Set.
+ * Where a claim is kept:
+ * - an id the source index holds: by the index's own "listed" mark (no extra memory);
+ * - an id it does not hold, while the index is complete (it holds every kept source row) and few
+ *   such ids matter (a control holder, or legacy fields set): in a Set;
+ * - past those bounds (a source larger than the index holds, or many holders outside it): in the
+ *   database, `listed_claims` (0012), whose unique key decides, in one statement per batch that
+ *   also says what `source_rows` holds of those ids (`claimListed`). Only the ids that need it are
+ *   sent: those stored whatever the source says, and those the index's filter of refused ids
+ *   cannot rule out (`PastIds`). Memory then stays bounded whatever the source's size, and claims
+ *   stay exact.
+ *
+ * The claims kept in memory are made synchronously, before the batch's first await, so pages
+ * classified side by side never both take one identity; the database's unique key does the same
+ * for the rest.
  *
  * @example
- *   const once = new ListedOnce(index);
- *   const fresh = once.claim(page); // the page without identities already classified
+ *   const once = new ListedOnce(index, (batch, ids, stored) => claimListed(db, runId, batch, ids, stored));
+ *   const { items, sources } = await once.claim(page); // the page without identities already classified
  *   once.repeats; // copies dropped so far
  */
+import type { ClaimAnswer } from "../../db/journal/claim-queries.ts";
 import type { SourceIndex } from "../read/source-index.ts";
+import { SourceView, stateOfRows } from "../read/source-view.ts";
+import { legacyTrue } from "../read/three-way-listing.ts";
+import type { PlatformLegacy } from "./three-way.ts";
 
 /** What the claim reads of a listed identity. */
 export interface ClaimedItem {
   readonly id: string;
   readonly controls: readonly unknown[];
+  readonly legacy?: PlatformLegacy;
+}
+
+/** Claims ids in the database as batch `batch` (see `claimListed`). */
+export type DatabaseClaim = (
+  batch: number,
+  ids: readonly string[],
+  stored: readonly boolean[],
+) => Promise<readonly ClaimAnswer[]>;
+
+/** The items of a batch that were not claimed before, and what the source says of them. */
+export interface Claimed<T> {
+  readonly items: T[];
+  readonly sources: SourceView;
 }
 
 /**
@@ -48,19 +77,45 @@ export function lastCopies<T extends { readonly id: string }>(
   return { items: out, dropped: items.length - out.length };
 }
 
+const FRESH = 0;
+const REPEAT = 1;
+/** Asked of the database. */
+const ASK = 2;
+
 export class ListedOnce {
   readonly #index: SourceIndex;
+  readonly #claimInDatabase: DatabaseClaim;
   /** Claimed ids the source index does not hold (control holders outside the source). */
   readonly #outside = new Set<string>();
+  readonly #outsideLimit: number;
+  #batches = 0;
   #repeats = 0;
+  /** Valid candidates (a flag true) claimed in the database: each is a row the index refused. */
+  #pastCandidates = 0;
 
-  constructor(index: SourceIndex) {
+  /** `outsideLimit`: ids outside the index claimed in memory at most (default: a quarter of its bound). */
+  constructor(index: SourceIndex, claimInDatabase: DatabaseClaim, outsideLimit?: number) {
     this.#index = index;
+    this.#claimInDatabase = claimInDatabase;
+    this.#outsideLimit = outsideLimit ?? Math.ceil(index.limit / 4);
   }
 
   /** Copies served again and dropped (within or across pages). */
   get repeats(): number {
     return this.#repeats;
+  }
+
+  /** Whether claims went to the database (`claimListed`): the unlisted candidates are read there too. */
+  get inDatabase(): boolean {
+    return this.#batches > 0;
+  }
+
+  /**
+   * Valid candidates claimed in the database. Each has a row the source index refused (it holds
+   * none of them), so when they are as many as the candidates it refused, every one was listed.
+   */
+  get claimedPastCandidates(): number {
+    return this.#pastCandidates;
   }
 
   /** Counts copies dropped elsewhere (a page deduplicated before it was held or stored). */
@@ -70,29 +125,75 @@ export class ListedOnce {
 
   /**
    * The items not claimed before (the last copy of each), now claimed. An identity without a
-   * control that the source does not hold is passed through unclaimed: it is stored nowhere.
+   * control or legacy field set that the source does not hold is passed through unclaimed: it is
+   * stored nowhere.
    */
-  claim<T extends ClaimedItem>(items: readonly T[]): T[] {
+  async claim<T extends ClaimedItem>(items: readonly T[]): Promise<Claimed<T>> {
     const { items: once, dropped } = lastCopies(items);
     this.#repeats += dropped;
-    const fresh: T[] = [];
-    for (const item of once) {
-      if (this.#take(item.id, item.controls.length > 0)) fresh.push(item);
-      else this.#repeats += 1;
-    }
-    return fresh;
+    const stored = (i: T) => i.controls.length > 0 || legacyTrue(i.legacy);
+    const claimed = await this.#claim(once, (i) => i.id, stored);
+    this.#repeats += once.length - claimed.items.length;
+    return claimed;
   }
 
   /** Claims ids read back from the database (a catch-up): those claimed before are left out. */
-  claimIds<T extends { readonly identity_id: string }>(rows: readonly T[]): T[] {
-    return rows.filter((r) => this.#take(r.identity_id, true));
+  claimIds<T extends { readonly identity_id: string }>(rows: readonly T[]): Promise<Claimed<T>> {
+    return this.#claim(
+      rows,
+      (r) => r.identity_id,
+      () => true,
+    );
   }
 
-  #take(id: string, holds: boolean): boolean {
-    if (this.#outside.size > 0 && this.#outside.has(id)) return false;
-    if (this.#index.get(id) !== undefined) return this.#index.markListedOnce(id);
-    if (!holds) return true;
+  /** Everything up to the first await is synchronous: memory claims are taken there. */
+  async #claim<T>(
+    items: readonly T[],
+    idOf: (item: T) => string,
+    stored: (item: T) => boolean,
+  ): Promise<Claimed<T>> {
+    const sources = new SourceView(this.#index);
+    const verdicts = items.map((item) => this.#take(idOf(item), stored(item)));
+    const asked = items.filter((_, i) => verdicts[i] === ASK);
+    const answers = asked.length > 0 ? await this.#ask(asked, idOf, stored) : null;
+    const fresh: T[] = [];
+    items.forEach((item, i) => {
+      const verdict = verdicts[i];
+      if (verdict === FRESH) fresh.push(item);
+      if (verdict !== ASK || !answers) return;
+      const id = idOf(item);
+      const answer = answers.get(id);
+      if (answer && !answer.claimed) return; // claimed by an earlier batch: a repeat
+      const state = answer
+        ? stateOfRows(answer.rows, answer.valid, answer.user_disabled, answer.admin_disabled)
+        : undefined;
+      if (state?.valid && (state.userDisabled || state.adminDisabled)) this.#pastCandidates += 1;
+      sources.note(id, state ?? null);
+      fresh.push(item);
+    });
+    return { items: fresh, sources };
+  }
+
+  async #ask<T>(
+    asked: readonly T[],
+    idOf: (item: T) => string,
+    stored: (item: T) => boolean,
+  ): Promise<Map<string, ClaimAnswer>> {
+    this.#batches += 1;
+    const answers = await this.#claimInDatabase(this.#batches, asked.map(idOf), asked.map(stored));
+    return new Map(answers.map((a) => [a.identity_id, a]));
+  }
+
+  #take(id: string, stored: boolean): number {
+    if (this.#outside.size > 0 && this.#outside.has(id)) return REPEAT;
+    if (this.#index.get(id) !== undefined) return this.#index.markListedOnce(id) ? FRESH : REPEAT;
+    if (!this.#index.complete || this.#outside.size >= this.#outsideLimit) {
+      // The database is asked about an id stored whatever the source says (its claim), or one
+      // that may have a kept row the index refused; for any other it would answer "no row".
+      return stored || this.#index.mayHoldPast(id) ? ASK : FRESH;
+    }
+    if (!stored) return FRESH;
     this.#outside.add(id);
-    return true;
+    return FRESH;
   }
 }

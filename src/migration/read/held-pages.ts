@@ -15,7 +15,7 @@ import {
   packHolder,
   unpackHolder,
 } from "./listed-identity.ts";
-import { PackedIds } from "./source-index.ts";
+import { PackedIds } from "./packed-ids.ts";
 import {
   legacyCode,
   legacyOfCode,

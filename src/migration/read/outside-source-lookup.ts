@@ -10,28 +10,31 @@ import { insertSourceRows, maxLookupSeq } from "../../db/journal/snapshot-querie
 import type { Database } from "../../db/schema.ts";
 import { lookupSourceRows } from "../../db/source/source-reader.ts";
 import { holdsSellOnly } from "../classify/findings-observations.ts";
-import type { SourceIndex } from "./source-index.ts";
 import { sourceRecord, sourceStateOf } from "./source-stage.ts";
+import type { SourceView } from "./source-view.ts";
 import { platformMarks } from "./three-way-listing.ts";
 
 /**
  * Looks up, by id, the source rows of SELL_ONLY holders the source pass did not keep, stores
  * them (negative `seq`, allocated here so that concurrent pages never share one) and tells the
- * index.
+ * batch's view of the source (the index, while it has room).
  */
 export function outsideSourceLookup(
   db: Kysely<Database>,
   source: SourceConfig,
   runId: string,
-  index: SourceIndex,
-): (observed: readonly StoredObservation[]) => Promise<void> {
+): (observed: readonly StoredObservation[], sources: SourceView) => Promise<void> {
   let lookupBase: Promise<number> | null = null;
   let lookupSeq = 0;
-  return async function lookUpOutside(observed: readonly StoredObservation[]): Promise<void> {
+  return async function lookUpOutside(
+    observed: readonly StoredObservation[],
+    sources: SourceView,
+  ): Promise<void> {
     const outside = observed
       .filter(
         (o) =>
-          (holdsSellOnly(o.controls) || platformMarks(o)) && index.get(o.identity_id) === undefined,
+          (holdsSellOnly(o.controls) || platformMarks(o)) &&
+          sources.get(o.identity_id) === undefined,
       )
       .map((o) => o.identity_id);
     if (outside.length === 0) return;
@@ -41,7 +44,7 @@ export function outsideSourceLookup(
     const keep = [];
     for (const [id, rows] of found) {
       for (const row of rows) keep.push(sourceRecord(runId, base - ++lookupSeq, row));
-      index.set(id, sourceStateOf(rows));
+      sources.set(id, sourceStateOf(rows));
     }
     await insertSourceRows(db, keep);
   };

@@ -12,6 +12,7 @@ import type { Database, NewSnapshotControl, NewSnapshotIdentity } from "../../db
 import type { Logger } from "../../log.ts";
 import { PATHS, type PlatformClient, PlatformError } from "../../platform/index.ts";
 import { noun } from "../../plural.ts";
+import type { FindingsMemory } from "../classify/findings-stream-types.ts";
 import type { Progress } from "../steer/progress.ts";
 import { endpointBudget } from "../steer/progress-rate.ts";
 import { controlRow, type ListedIdentity, listedIdentityOf } from "./listed-identity.ts";
@@ -42,6 +43,8 @@ export interface SnapshotContext {
   readonly signal?: AbortSignal;
   /** PGlite: one statement at a time; the findings stream groups its writes. */
   readonly serialDatabase?: boolean;
+  /** What the findings stream may hold in memory (its defaults unless a test bounds it lower). */
+  readonly findingsMemory?: FindingsMemory;
 }
 
 export interface SnapshotResult {

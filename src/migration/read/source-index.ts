@@ -6,11 +6,19 @@
  *
  * Compact: a lower-case UUID (every id a platform lists, and nine in ten source ids) takes 17 bytes
  * in an open-addressing table of typed arrays, sized to the ids it is told to expect at a load of
- * at most 3/4 (any table size, not a power of two): about 23 bytes an id. 1,150,000 kept rows of a
- * 10,000,000-row source hold 27 MB (a doubling table held 71 MB, and 106 MB while it grew). Any
- * other string (upper case, not a UUID) goes to a plain Map. A lower-case UUID string and its 128
- * bits are one-to-one, so lookups stay exact string equality, as the database compares ids.
+ * at most 3/4 (any table size, not a power of two): about 23 bytes an id. Any other string (upper
+ * case, not a UUID) goes to a plain Map. A lower-case UUID string and its 128 bits are one-to-one,
+ * so lookups stay exact string equality, as the database compares ids (`uuid-words.ts`).
+ *
+ * Bounded: it holds at most `limit` ids ({@link SOURCE_INDEX_IDS}, about 3 MB), the first it is
+ * told of; it refuses the others and is no longer `complete`. The ids it refused go to a Bloom
+ * filter of bounded size ({@link PastIds}, sized by the ids `reserve` expected, 2 MB at most),
+ * which tells which listed ids may have a row it does not hold: those are looked up in
+ * `source_rows` (`listed-once.ts`). So a source of any size costs the same memory (1,150,000 kept
+ * rows of a 10,000,000-row source took 27 MB unbounded), and the findings stay exact.
  */
+import { PastIds } from "./past-ids.ts";
+import { hashWords, uuidText, uuidWords, words } from "./uuid-words.ts";
 
 /** What the source says of one id. */
 export type SourceState =
@@ -24,6 +32,10 @@ const ADMIN = 8;
 /** A listing page held the id (kept across `set`). */
 const LISTED = 16;
 const STATE = 15;
+
+/** A valid row with a flag true. */
+const isCandidateCode = (code: number): boolean =>
+  (code & VALID) !== 0 && (code & (USER | ADMIN)) !== 0;
 
 const encode = (s: SourceState): number =>
   s.valid ? PRESENT | VALID | (s.userDisabled ? USER : 0) | (s.adminDisabled ? ADMIN : 0) : PRESENT;
@@ -39,114 +51,26 @@ const DECODED: SourceState[] = Array.from({ length: 16 }, (_, code) =>
     : INVALID,
 );
 
-const UUID_LENGTH = 36;
 /** The table's load at most: linear probing stays short (8.5 probes for an absent id, 2.5 present). */
 const MAX_LOAD = 0.75;
 const MIN_SLOTS = 1024;
 /** Slots for `ids` ids at {@link MAX_LOAD}. */
 const slotsFor = (ids: number): number => Math.max(MIN_SLOTS, Math.ceil(ids / MAX_LOAD) + 1);
-const words = new Uint32Array(4);
-
-/** Fills `words` with the 128 bits of a lower-case canonical UUID; false for any other string. */
-function uuidWords(id: string): boolean {
-  if (id.length !== UUID_LENGTH) return false;
-  let w = 0;
-  let acc = 0;
-  let nibbles = 0;
-  for (let i = 0; i < UUID_LENGTH; i++) {
-    const c = id.charCodeAt(i);
-    if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (c !== 45) return false; // "-"
-      continue;
-    }
-    let v: number;
-    if (c >= 48 && c <= 57) v = c - 48;
-    else if (c >= 97 && c <= 102) v = c - 87;
-    else return false;
-    acc = ((acc << 4) | v) >>> 0;
-    if (++nibbles === 8) {
-      words[w++] = acc;
-      acc = 0;
-      nibbles = 0;
-    }
-  }
-  return true;
-}
-
-function hashWords(): number {
-  // murmur3's finalizer over the four words: ids need not be random (synthetic, sequential).
-  let h = (words[0] as number) ^ Math.imul(words[1] as number, 0x9e3779b1);
-  h ^= Math.imul(words[2] as number, 0x85ebca6b) ^ Math.imul(words[3] as number, 0xc2b2ae35);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
-
-const HEX = "0123456789abcdef";
-
-/** The lower-case UUID text of the four words at `at`. */
-function uuidText(array: Uint32Array, at: number): string {
-  let hex = "";
-  for (let w = 0; w < 4; w++) {
-    const v = array[at + w] as number;
-    for (let shift = 28; shift >= 0; shift -= 4) hex += HEX[(v >>> shift) & 15];
-  }
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
 
 /**
- * Listed ids kept in 16 bytes each (lower-case UUIDs; any other id as its string), in order: the
- * pages a listing reads before the source pass is complete wait in memory this way.
- *
- * @example
- *   const ids = new PackedIds();
- *   ids.push("6a591c0c-3e0f-4494-8559-5dc864060d39");
- *   ids.toArray(); // ["6a591c0c-3e0f-4494-8559-5dc864060d39"]
+ * Ids a source index holds at most (about 3 MB): a source pass keeps about one row in nine, so
+ * every kept id of a source of about a million rows. Past it, what the source says of an id comes
+ * from `source_rows` (see `listed-once.ts`).
  */
-export class PackedIds {
-  #bytes = new Uint32Array(64 * 4);
-  #count = 0;
-  /** Ids that are not lower-case UUIDs, by position. */
-  readonly #others = new Map<number, string>();
-
-  get length(): number {
-    return this.#count;
-  }
-
-  /** Bytes held (typed array and other ids, roughly). */
-  get bytes(): number {
-    let n = this.#bytes.byteLength;
-    for (const id of this.#others.values()) n += 2 * id.length + 32;
-    return n;
-  }
-
-  push(id: string): void {
-    if ((this.#count + 1) * 4 > this.#bytes.length) {
-      const grown = new Uint32Array(this.#bytes.length * 2);
-      grown.set(this.#bytes);
-      this.#bytes = grown;
-    }
-    if (uuidWords(id)) this.#bytes.set(words, this.#count * 4);
-    else this.#others.set(this.#count, id);
-    this.#count += 1;
-  }
-
-  toArray(): string[] {
-    const out: string[] = new Array(this.#count);
-    for (let i = 0; i < this.#count; i++) {
-      const other = this.#others.get(i);
-      if (other !== undefined) {
-        out[i] = other;
-        continue;
-      }
-      out[i] = uuidText(this.#bytes, i * 4);
-    }
-    return out;
-  }
-}
+export const SOURCE_INDEX_IDS = 131_072;
+/**
+ * The filter of refused ids: 16 bits for each id expected past the bound, or as many as the bound
+ * when fewer were expected (about 1 "perhaps" in 1,000 ids never refused), from 8 kB to 2 MB (at
+ * 2 MB, 16 bits an id for a million refused ids).
+ */
+const PAST_BITS_PER_ID = 16;
+const PAST_BITS_MIN = 1 << 16;
+const PAST_BITS_MAX = 1 << 24;
 
 /**
  * An identity id → {@link SourceState} map of bounded footprint.
@@ -162,6 +86,23 @@ export class SourceIndex {
   #codes = new Uint8Array(MIN_SLOTS);
   #used = 0;
   readonly #others = new Map<string, number>();
+  readonly #limit: number;
+  #refused = 0;
+  #refusedCandidates = 0;
+  /** The ids refused, once one is. */
+  #past: PastIds | null = null;
+  /** Ids expected (`reserve`), which sizes the filter of refused ones. */
+  #expected = 0;
+
+  /** `limit`: the ids it holds at most. */
+  constructor(limit = SOURCE_INDEX_IDS) {
+    this.#limit = Math.max(0, Math.floor(limit));
+  }
+
+  /** The ids it holds at most. */
+  get limit(): number {
+    return this.#limit;
+  }
 
   /** Ids held. */
   get size(): number {
@@ -173,32 +114,86 @@ export class SourceIndex {
     return this.#keys.byteLength + this.#codes.byteLength;
   }
 
+  /** True while it holds every id it was told of: an id it does not hold was in no kept row. */
+  get complete(): boolean {
+    return this.#refused === 0;
+  }
+
+  /** Times it was told of an id past its bound (and did not hold it). */
+  get refused(): number {
+    return this.#refused;
+  }
+
+  /** Of those, valid candidates (a flag true). */
+  get refusedCandidates(): number {
+    return this.#refusedCandidates;
+  }
+
+  /** Bytes of the filter of refused ids (0 while none was refused). */
+  get pastBytes(): number {
+    return this.#past?.bytes ?? 0;
+  }
+
+  /** False when `id` was certainly never refused (and so has no kept row it does not hold). */
+  mayHoldPast(id: string): boolean {
+    return this.#past?.mayHold(id) ?? false;
+  }
+
   /**
-   * Makes room for `ids` ids at once, in one table of that size: the table does not grow (and
-   * rehash everything, tens of milliseconds on the event loop at 100,000 ids, and the old and new
-   * tables both held meanwhile) while a pass fills it.
+   * Makes room for `ids` ids at once (at most its bound), in one table of that size: the table
+   * does not grow (and rehash everything, tens of milliseconds on the event loop at 100,000 ids,
+   * and the old and new tables both held meanwhile) while a pass fills it. The ids expected past
+   * the bound size the filter of those it will refuse.
    */
   reserve(ids: number): void {
-    const slots = slotsFor(ids);
+    this.#expected = Math.max(this.#expected, ids);
+    const slots = slotsFor(Math.min(ids, this.#limit));
     if (slots > this.#codes.length) this.#resize(slots);
   }
 
-  /** Records what the source says of `id`; a later call for the same id replaces it. */
-  set(id: string, state: SourceState): void {
+  /**
+   * Records what the source says of `id`; a later call for the same id replaces it. False when
+   * `id` is new and the index is full: it is not held.
+   */
+  set(id: string, state: SourceState): boolean {
     const code = encode(state);
-    // Grown first: growing rehashes through `words`.
-    if (this.#used + 1 > this.#codes.length * MAX_LOAD) this.#resize(slotsFor(2 * this.#used));
     if (!uuidWords(id)) {
-      this.#others.set(id, code | ((this.#others.get(id) ?? 0) & LISTED));
-      return;
+      const was = this.#others.get(id);
+      if (was === undefined && this.size >= this.#limit) return this.#refuse(id, code);
+      this.#others.set(id, code | ((was ?? 0) & LISTED));
+      return true;
     }
-    const slot = this.#find(this.#keys, this.#codes);
+    let slot = this.#find(this.#keys, this.#codes);
     const was = this.#codes[slot] as number;
     if (was === 0) {
+      if (this.size >= this.#limit) return this.#refuse(id, code);
+      if (this.#used + 1 > this.#codes.length * MAX_LOAD) {
+        // Growing rehashes through `words`: the id is read again after it.
+        this.#resize(slotsFor(Math.min(2 * this.#used, this.#limit)));
+        uuidWords(id);
+        slot = this.#find(this.#keys, this.#codes);
+      }
       this.#keys.set(words, slot * 4);
       this.#used += 1;
     }
     this.#codes[slot] = code | (was & LISTED);
+    return true;
+  }
+
+  #refuse(id: string, code: number): false {
+    this.#refused += 1;
+    if (isCandidateCode(code)) this.#refusedCandidates += 1;
+    this.#past ??= new PastIds(
+      Math.min(
+        PAST_BITS_MAX,
+        Math.max(
+          PAST_BITS_MIN,
+          PAST_BITS_PER_ID * Math.max(this.#expected - this.#limit, this.#limit),
+        ),
+      ),
+    );
+    this.#past.add(id);
+    return false;
   }
 
   /** What the source says of `id`, or undefined when no row of it was kept. */

@@ -156,9 +156,10 @@ async function listWithFindings(
 ): Promise<[SourceCounts, ListingFigures]> {
   const { db, logger } = ctx;
   const quiet = createProgress({ enabled: false, logger });
-  const stream = startFindingsStream(ctx, journal);
-  // The kept rows are the flagged ones and the few anomalies.
-  stream.index.reserve(Math.ceil(flagged * 1.05) + 1000);
+  // The kept rows are the flagged ones and the few anomalies: they size the index and what the
+  // stream holds in memory.
+  const expectedIds = Math.ceil(flagged * 1.05) + 1000;
+  const stream = startFindingsStream(ctx, { ...journal, expectedIds, ...ctx.findingsMemory });
   try {
     const read = await Promise.all([
       loadSource(db, ctx.source, ctx.runId, quiet, ctx.signal, stream.index).then(
@@ -202,8 +203,11 @@ async function finishFiltered(
 }
 
 function logFindings(ctx: SnapshotContext, c: FindingsStreamCounts, index: SourceIndex): void {
+  const past = index.complete
+    ? ""
+    : ` (its bound: ${index.refused} source rows past it were read from the database)`;
   ctx.logger.debug(
-    `findings: ${c.asListed} identities classified as listed (${c.held} of them held in memory until the source pass was complete), ${c.caughtUp} stored meanwhile and caught up, ${c.unlisted} unlisted candidates after the listing; ${c.actions} actions journaled; the source index holds ${index.size} ids in ${(index.tableBytes / 1048576).toFixed(1)} MB`,
+    `findings: ${c.asListed} identities classified as listed (${c.held} of them held in memory until the source pass was complete), ${c.caughtUp} stored meanwhile and caught up, ${c.unlisted} unlisted candidates after the listing; ${c.actions} actions journaled; the source index holds ${index.size} ids in ${(index.tableBytes / 1048576).toFixed(1)} MB${past}`,
   );
 }
 

@@ -8,6 +8,7 @@ import type { DatabaseHandle } from "../../db/connection/connect.ts";
 import type { RunMode } from "../../db/schema.ts";
 import type { Logger } from "../../log.ts";
 import type { PlatformClient } from "../../platform/index.ts";
+import type { FindingsMemory } from "../classify/findings-stream-types.ts";
 import type { ExecutorContext } from "../execute/executor.ts";
 import { waitPolicy } from "../execute/platform-wait.ts";
 import type { ListingSettings, SnapshotContext } from "../read/snapshot.ts";
@@ -52,6 +53,8 @@ export interface PipelineDeps {
   readonly settingChanges?: readonly SettingChange[];
   /** What `Resume with:` repeats after `--resume ID`: connection flags and --yes, never a secret. */
   readonly resumeFlags?: string;
+  /** What the findings stream may hold in memory (its defaults unless a test bounds it lower). */
+  readonly findingsMemory?: FindingsMemory;
 }
 
 /** The executor's view of a run. */
@@ -89,6 +92,7 @@ export function snapshotContext(
     listing: listingSettings(options),
     signal: deps.signal,
     serialDatabase: deps.handle.backend === "pglite",
+    ...(deps.findingsMemory ? { findingsMemory: deps.findingsMemory } : {}),
   };
 }
 

@@ -1,0 +1,117 @@
+/**
+ * Listed identities claimed in the database (`listed_claims`, 0012): those a run's in-memory source
+ * index does not hold, once its source is past the index's bound. A page's claim is one statement
+ * that also says what `source_rows` holds of each id (`claimListed`); once the listing is complete,
+ * the source pass's candidates no page claimed are read in keyset pages
+ * (`unclaimedCandidatesPage`); and a run's claims are deleted once its findings are stored
+ * (`forgetClaims`).
+ */
+import { type Kysely, sql } from "kysely";
+import { type Database, TOOL_TABLES } from "../schema.ts";
+
+/** What a claim says of one id: whether this batch claimed it, and the id's source rows. */
+export interface ClaimAnswer {
+  readonly identity_id: string;
+  /** Claimed by this batch: no earlier batch had claimed it. */
+  readonly claimed: boolean;
+  /** Source rows of the id in this run (0: none). */
+  readonly rows: number;
+  readonly valid: boolean | null;
+  readonly user_disabled: boolean | null;
+  readonly admin_disabled: boolean | null;
+}
+
+/**
+ * Claims, as batch `batch` of the run, the ids that the source rows hold or that `stored` marks
+ * (an identity stored whatever the source says: it holds a control), and answers for each of
+ * them: claimed now or before, and what its source rows say. Ids neither held nor stored are left
+ * unclaimed and unanswered. One statement; sent again after a lost answer, it answers the same
+ * (what `batch` claimed before counts as claimed).
+ *
+ * @example
+ *   const answers = await claimListed(db, runId, 7, ["6a59…"], [false]);
+ */
+export async function claimListed(
+  db: Kysely<Database>,
+  runId: string,
+  batch: number,
+  ids: readonly string[],
+  stored: readonly boolean[],
+): Promise<ClaimAnswer[]> {
+  if (ids.length === 0) return [];
+  const claims = sql.table(TOOL_TABLES.listedClaims);
+  const r = await sql<ClaimAnswer>`
+    with u as (select * from unnest(${[...ids]}::text[], ${[...stored]}::bool[]) as u(identity_id, stored)),
+    s as (
+      select sr.identity_id, count(*)::int as rows, bool_and(sr.valid) as valid,
+        bool_and(sr.user_disabled) as user_disabled, bool_and(sr.admin_disabled) as admin_disabled
+      from ${sql.table(TOOL_TABLES.sourceRows)} sr
+      where sr.run_id = ${runId} and sr.identity_id = any(${[...ids]}::text[])
+      group by sr.identity_id),
+    wanted as (
+      select u.identity_id from u left join s on s.identity_id = u.identity_id
+      where u.stored or s.identity_id is not null),
+    c as (
+      insert into ${claims} (run_id, identity_id, batch)
+      select ${runId}, w.identity_id, ${batch} from wanted w
+      on conflict (run_id, identity_id) do nothing
+      returning identity_id)
+    select w.identity_id,
+      (c.identity_id is not null or m.identity_id is not null) as claimed,
+      coalesce(s.rows, 0) as rows, s.valid, s.user_disabled, s.admin_disabled
+    from wanted w
+    left join s on s.identity_id = w.identity_id
+    left join c on c.identity_id = w.identity_id
+    -- Read as the statement began (not its own inserts): what this batch claimed before.
+    left join ${claims} m on m.run_id = ${runId} and m.identity_id = w.identity_id and m.batch = ${batch}`.execute(
+    db,
+  );
+  return r.rows;
+}
+
+/** A candidate of the source pass: a valid row with a flag true. */
+export interface UnclaimedCandidate {
+  readonly identity_id: string;
+  readonly user_disabled: boolean;
+  readonly admin_disabled: boolean;
+}
+
+/**
+ * One keyset page, after `afterId`, of the source pass's valid candidates (`seq > 0`: rows looked
+ * up by id belong to identities observed then) that no batch claimed. The caller skips those its
+ * source index holds: the index knows which of them were listed.
+ *
+ * @example
+ *   const page = await unclaimedCandidatesPage(db, runId, null, 5000);
+ */
+export async function unclaimedCandidatesPage(
+  db: Kysely<Database>,
+  runId: string,
+  afterId: string | null,
+  limit: number,
+): Promise<UnclaimedCandidate[]> {
+  const after = afterId === null ? sql`` : sql`and s.identity_id > ${afterId}`;
+  const r = await sql<UnclaimedCandidate>`
+    select s.identity_id, s.user_disabled, s.admin_disabled
+    from ${sql.table(TOOL_TABLES.sourceRows)} s
+    where s.run_id = ${runId} and s.seq > 0 and s.valid and s.identity_id is not null
+      and (s.user_disabled or s.admin_disabled) ${after}
+      and not exists (select 1 from ${sql.table(TOOL_TABLES.listedClaims)} c
+                      where c.run_id = s.run_id and c.identity_id = s.identity_id)
+    order by s.identity_id limit ${limit}`.execute(db);
+  return r.rows;
+}
+
+/**
+ * Deletes the run's claims, and any a run no longer running left (a crashed process's).
+ *
+ * @example
+ *   await forgetClaims(db, runId);
+ */
+export async function forgetClaims(db: Kysely<Database>, runId: string): Promise<void> {
+  await sql`
+    delete from ${sql.table(TOOL_TABLES.listedClaims)} c
+    where c.run_id = ${runId}
+       or not exists (select 1 from ${sql.table(TOOL_TABLES.runs)} r
+                      where r.id = c.run_id and r.status = 'running')`.execute(db);
+}
