@@ -54,6 +54,10 @@ export interface ToolRun {
   readonly wallS: number;
   /** Highest VmHWM read from /proc/<pid>/status while the process ran; null off Linux. */
   readonly peakRssMb: number | null;
+  /** Seconds from spawn to the first sample that saw the final VmHWM: which phase set the peak. */
+  readonly peakRssAtS: number | null;
+  /** [seconds from spawn, VmRSS MB] every 5 s: how resident memory moved over the run. */
+  readonly rssTimeline: readonly (readonly [number, number])[];
   /** The `--json` summary, when the run printed one. */
   readonly summary: RunSummary | null;
   /** Epoch ms of spawn, to line up with the tool's log timestamps. */
@@ -67,12 +71,17 @@ export interface StartedTool {
 
 const RSS_POLL_MS = 50;
 
-function vmHwmKb(pid: number): number | undefined {
+const RSS_TIMELINE_MS = 5000;
+
+/** VmHWM and VmRSS of `pid`, in kB; undefined once it exited, or off Linux. */
+function memoryKb(pid: number): { hwm: number; rss: number } | undefined {
   try {
-    const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) : undefined;
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const hwm = /^VmHWM:\s+(\d+) kB/m.exec(status);
+    const rss = /^VmRSS:\s+(\d+) kB/m.exec(status);
+    return hwm && rss ? { hwm: Number(hwm[1]), rss: Number(rss[1]) } : undefined;
   } catch {
-    return undefined; // exited, or not Linux
+    return undefined;
   }
 }
 
@@ -106,9 +115,18 @@ export function startTool(
   });
   const pid = child.pid ?? 0;
   let peakKb: number | undefined;
+  let peakAtMs: number | undefined;
+  let nextTimelineMs = 0;
+  const rssTimeline: [number, number][] = [];
   const sample = () => {
-    const kb = vmHwmKb(pid);
-    if (kb !== undefined) peakKb = Math.max(peakKb ?? 0, kb);
+    const kb = memoryKb(pid);
+    if (kb === undefined) return;
+    const ms = performance.now() - t0;
+    if (peakKb === undefined || kb.hwm > peakKb) [peakKb, peakAtMs] = [kb.hwm, ms];
+    if (ms >= nextTimelineMs) {
+      rssTimeline.push([Math.round(ms / 1000), Math.round(kb.rss / 1024)]);
+      nextTimelineMs += RSS_TIMELINE_MS;
+    }
   };
   sample();
   const poll = setInterval(sample, RSS_POLL_MS);
@@ -129,6 +147,8 @@ export function startTool(
       ...r,
       wallS,
       peakRssMb: peakKb === undefined ? null : Math.round(peakKb / 1024),
+      peakRssAtS: peakAtMs === undefined ? null : Math.round(peakAtMs / 100) / 10,
+      rssTimeline,
       summary: lastJsonLine(r.stdout) as RunSummary | null,
       spawnedAt,
     };

@@ -32,6 +32,9 @@ export interface PlanRunFigures {
   readonly tool_duration_s: number;
   readonly identities_per_s: number;
   readonly peak_rss_mb: number;
+  /** Seconds from spawn to the sample that first saw the peak, and VmRSS every 5 s. */
+  readonly peak_rss_at_s: number | null;
+  readonly rss_timeline: readonly (readonly [number, number])[];
   readonly read_requests: number;
   readonly read_requests_by_endpoint: Record<string, number>;
   /** Requests the tool sent to GET /v2/identity/identities (retries included). */
@@ -184,6 +187,8 @@ export async function planOnce(
       tool_duration_s: need(s.duration_s, "tool_duration_s"),
       identities_per_s: Math.round(identities / wall),
       peak_rss_mb: rss,
+      peak_rss_at_s: run.peakRssAtS,
+      rss_timeline: run.rssTimeline,
       read_requests: reads,
       read_requests_by_endpoint: byEndpoint,
       listing_requests: s.requests["GET /v2/identity/identities"]?.count ?? 0,
