@@ -1,9 +1,17 @@
 /**
- * Rewrites docs/performance.md's figures from the latest complete run in
- * bench-results/results.jsonl (`npm run docs:performance`, after `npm run bench -- --only a,c,i,j`).
+ * Rewrites docs/performance.md's figures from bench-results/results.jsonl
+ * (`npm run docs:performance`): the plan, memory and apply figures from the latest run of
+ * `npm run bench -- --only a,c,i,j`, and the start-up and scale figures from the latest runs of
+ * scenarios k and l (`npm run bench -- --only k,l`).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import {
+  latestOfEach,
+  renderStartupAndScale,
+  replaceBlock,
+  STARTUP_SCALE_MARKERS,
+} from "../test/bench/performance-startup-scale.ts";
 import {
   latestRun,
   parseResults,
@@ -22,10 +30,30 @@ try {
   );
   process.exit(1);
 }
-const run = latestRun(parseResults(text));
-writeFileSync(
-  target,
-  replacePerformanceBlock(readFileSync(target, "utf8"), renderPerformance(run)),
-);
-const started = [...run.values()][0]?.run_started_at;
-process.stdout.write(`docs/performance.md rewritten from the run started ${started}.\n`);
+const lines = parseResults(text);
+let doc = readFileSync(target, "utf8");
+// Each block from its own runs; a block whose runs results.jsonl lacks stays as it is, said so.
+const blocks: [string, () => string][] = [
+  [
+    "plans, memory and applies",
+    () => replacePerformanceBlock(doc, renderPerformance(latestRun(lines))),
+  ],
+  [
+    "start-up and scale",
+    () => replaceBlock(doc, renderStartupAndScale(latestOfEach(lines)), STARTUP_SCALE_MARKERS),
+  ],
+];
+let kept = 0;
+for (const [name, rewrite] of blocks) {
+  try {
+    doc = rewrite();
+    process.stdout.write(`docs/performance.md: ${name} rewritten.\n`);
+  } catch (err) {
+    kept += 1;
+    process.stderr.write(
+      `docs/performance.md: ${name} kept as it was: ${(err as Error).message}\n`,
+    );
+  }
+}
+writeFileSync(target, doc);
+if (kept === blocks.length) process.exit(1);
