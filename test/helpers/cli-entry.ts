@@ -65,3 +65,37 @@ export const CLI_ENTRY: readonly string[] = Object.freeze(
 export const MODULE_CLI_ENTRY: readonly string[] = Object.freeze(
   built ? [join(ROOT, "dist/src/cli.js")] : fromSources,
 );
+
+/** Whether this suite runs compiled: `npm test` compiles each test and helper beside its source. */
+const SUITE_COMPILED = import.meta.url.endsWith(".js");
+/** The condition that points the sandbox package's exports at its compiled entry files. */
+const COMPILED_CONDITION = "--conditions=controls-migrate-suite";
+
+/**
+ * Node's arguments that run a TypeScript file of the repository (a script, a helper process) in a
+ * child: its compiled `.js` beside it when this suite runs compiled, else the source under tsx,
+ * whose module hooks cost a child about a second of CPU.
+ *
+ * @example
+ *   spawn(process.execPath, [...tsEntry(join(ROOT, "scripts/sandbox-from-db.ts")), "--help"]);
+ */
+export function tsEntry(tsPath: string): string[] {
+  return SUITE_COMPILED
+    ? [COMPILED_CONDITION, compiledBeside(tsPath)]
+    : ["--import", import.meta.resolve("tsx"), tsPath];
+}
+
+const compiledBeside = (tsPath: string) => tsPath.replace(/\.ts$/, ".js");
+
+/**
+ * A module of the repository for a child's `import()`, as a file URL: the compiled `.js` when this
+ * suite runs compiled (the child then needs no tsx), else the `.ts` source.
+ */
+export function moduleUrl(tsPath: string): string {
+  return pathToFileURL(SUITE_COMPILED ? compiledBeside(tsPath) : tsPath).href;
+}
+
+/** `--import tsx` when a child loads `.ts` modules (see {@link moduleUrl}); compiled, the condition. */
+export const TSX_FOR_MODULES: readonly string[] = SUITE_COMPILED
+  ? [COMPILED_CONDITION]
+  : ["--import", import.meta.resolve("tsx")];

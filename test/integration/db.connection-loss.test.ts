@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
 import pg from "pg";
@@ -27,6 +28,7 @@ import { readSource } from "../../src/db/source/source-reader.ts";
 import { createLogger, silentLogger } from "../../src/log.ts";
 import { storeFindings } from "../../src/migration/classify/findings.ts";
 import { collect, REPO_ROOT } from "../helpers/cli.ts";
+import { moduleUrl, TSX_FOR_MODULES } from "../helpers/cli-entry.ts";
 import {
   type Cluster,
   clusterUnavailable,
@@ -36,6 +38,8 @@ import {
   waitForRunningStatement,
 } from "../helpers/pg-cluster.ts";
 import { startFaultProxy } from "../helpers/pg-fault-proxy.ts";
+
+const CONNECT_MODULE = moduleUrl(join(REPO_ROOT, "src/db/connection/connect.ts"));
 
 const adminUrl = process.env.TEST_DATABASE_URL || undefined;
 
@@ -110,12 +114,11 @@ describe("lost PostgreSQL connections", {
     const child = spawn(
       process.execPath,
       [
-        "--import",
-        "tsx",
+        ...TSX_FOR_MODULES,
         "--input-type=module",
         "-e",
         `import { sql } from "kysely";
-         import { createPgPool, wrapPgPool } from "./src/db/connection/connect.ts";
+         import { createPgPool, wrapPgPool } from ${JSON.stringify(CONNECT_MODULE)};
          const handle = wrapPgPool(createPgPool(process.env.URL));
          const held = await handle.postgres.pool.connect(); // checked out, like the writer lock's session
          let ended = false;

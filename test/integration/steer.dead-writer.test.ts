@@ -11,6 +11,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import { acquireDataDirLock, dataDirHolderAlive } from "../../src/db/connection/data-dir-lock.ts";
 import { currentRequester } from "../../src/db/journal/run-control-queries.ts";
 import {
@@ -18,8 +19,11 @@ import {
   readFreshStatus,
   sendLocalRequest,
 } from "../../src/migration/steer/local-channel.ts";
+import { moduleUrl, TSX_FOR_MODULES } from "../helpers/cli-entry.ts";
 
-const LOCK_MODULE = new URL("../../src/db/connection/data-dir-lock.ts", import.meta.url).href;
+const LOCK_MODULE = moduleUrl(
+  fileURLToPath(new URL("../../src/db/connection/data-dir-lock.ts", import.meta.url)),
+);
 
 describe("the local channel of a writer that was killed", () => {
   let home: string;
@@ -38,8 +42,7 @@ describe("the local channel of a writer that was killed", () => {
     const killed = spawnSync(
       process.execPath,
       [
-        "--import",
-        "tsx",
+        ...TSX_FOR_MODULES,
         "--input-type=module",
         "-e",
         `const { acquireDataDirLock } = await import(${JSON.stringify(LOCK_MODULE)});
