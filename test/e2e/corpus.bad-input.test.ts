@@ -29,6 +29,13 @@ interface FindingRow {
   observed_set_by: string | null;
 }
 
+interface SourceRow {
+  identity_id: string | null;
+  anomaly: string | null;
+  anomaly_detail: string | null;
+  valid: boolean | null;
+}
+
 const FORMULA_START = /^[=+\-@\t\r]/;
 /** What diff.csv must hold for an id: formula-looking cells get a leading apostrophe. */
 /** What diff.csv shows for an id: control and bidi characters escaped, formulas neutralised. */
@@ -93,24 +100,37 @@ for (const backend of backends) {
     let target: TestTarget;
     let env: Record<string, string>;
     let baseline: Map<string, ControlRecord[]>;
-    /** The summary of the first plan (warn, bulk, --all), which later tests inspect further. */
-    let warnPlan: { run_id: string; source: { anomalies: number } } | undefined;
+    /**
+     * The summary and source rows of the first plan (warn, bulk, --all), which later tests inspect
+     * further.
+     */
+    let warnPlan:
+      | { summary: { run_id: string; source: { anomalies: number } }; sourceRows: SourceRow[] }
+      | undefined;
     const out = mkdtempSync(join(tmpdir(), "cm-corpus-"));
     const cli = (args: string[]) => runCli([...args, ...target.args, "--no-progress"], env);
 
-    async function dbRows<T>(query: string, runId: string): Promise<T[]> {
+    /**
+     * A run's findings and source rows, in one open of the database (each open of PGlite costs
+     * this process about 0.5 s of CPU).
+     */
+    async function journalOf(runId: string) {
       const h = await target.open();
+      const rows = async <T>(query: string) =>
+        (await sql<T>`${sql.raw(query)} where run_id = ${runId}`.execute(h.db)).rows;
       try {
-        return (await sql<T>`${sql.raw(query)} where run_id = ${runId}`.execute(h.db)).rows;
+        return {
+          findings: await rows<FindingRow>(
+            "select identity_id, finding, detail, other_active_controls, observed_set_by from controls_migration.findings",
+          ),
+          sourceRows: await rows<SourceRow>(
+            "select identity_id, anomaly, anomaly_detail, valid from controls_migration.source_rows",
+          ),
+        };
       } finally {
         await h.close();
       }
     }
-    const findingsOf = (runId: string) =>
-      dbRows<FindingRow>(
-        "select identity_id, finding, detail, other_active_controls, observed_set_by from controls_migration.findings",
-        runId,
-      );
 
     /** Runs plan and returns its summary, findings and diff.csv rows. */
     async function plan(name: string, extra: string[]) {
@@ -119,7 +139,7 @@ for (const backend of backends) {
       assert.equal(r.code, 2, r.stderr);
       const summary = JSON.parse(r.stdout);
       const csv = parseCsv(readFileSync(join(dir, "diff.csv"), "utf8"));
-      return { summary, csv, findings: await findingsOf(summary.run_id), dir };
+      return { summary, csv, ...(await journalOf(summary.run_id)), dir };
     }
 
     /** Every platform identity's controls equal `before`, plus one new active client SELL_ONLY for `created`. */
@@ -196,8 +216,12 @@ for (const backend of backends) {
     });
 
     it("plan classifies every nasty row and platform state with its finding and reason, and sends no write", async () => {
-      const { summary, csv, findings } = await plan("warn-bulk", ["--state", "bulk", "--all"]);
-      warnPlan = summary;
+      const { summary, csv, findings, sourceRows } = await plan("warn-bulk", [
+        "--state",
+        "bulk",
+        "--all",
+      ]);
+      warnPlan = { summary, sourceRows };
       for (const c of CORPUS) checkCase(c, expectedFindings(c, "warn"), findings, csv, true);
       const expectedTotal = CORPUS.flatMap((c) => expectedFindings(c, "warn")).length;
       assert.equal(findings.length, expectedTotal, "no finding beyond the corpus");
@@ -208,17 +232,8 @@ for (const backend of backends) {
     });
 
     it("under the default --non-uuid-ids warn, clean non-UUID ids are kept and recorded as non_uuid_id anomalies with their reason", async () => {
-      const summary = warnPlan;
-      assert.ok(summary, "the warn plan ran");
-      const rows = await dbRows<{
-        identity_id: string | null;
-        anomaly: string | null;
-        anomaly_detail: string | null;
-        valid: boolean | null;
-      }>(
-        "select identity_id, anomaly, anomaly_detail, valid from controls_migration.source_rows",
-        summary.run_id,
-      );
+      assert.ok(warnPlan, "the warn plan ran");
+      const { summary, sourceRows: rows } = warnPlan;
       const warned = CORPUS.filter((c) => c.nonUuidWarning);
       assert.ok(warned.length >= 8);
       for (const c of warned) {

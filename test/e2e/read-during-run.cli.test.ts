@@ -36,6 +36,8 @@ for (const backend of backends) {
     let env: Record<string, string>;
     const cli = (args: string[]) => runCli([...args, ...rig.target.args], env);
     let planId = "";
+    /** The first test's apply, which the third test reverts. */
+    let applyId = "";
 
     /** `runs`, `show`, `report` of the plan and `status`, all at once; each must exit 0. */
     async function readAll(label: string, identity: string) {
@@ -122,7 +124,7 @@ for (const backend of backends) {
       assert.equal(JSON.parse(status.stdout).status, "running");
 
       // The reads are in: the rest need not crawl at 4 a second (about 100 s of creates).
-      const applyId = listed.find((r) => r.mode === "apply" && r.status === "running")?.id;
+      applyId = listed.find((r) => r.mode === "apply" && r.status === "running")?.id ?? "";
       assert.ok(applyId, runs.stdout);
       const faster = await cli(["set-rate", applyId, "40"]);
       assert.equal(faster.code, 0, faster.stderr);
@@ -182,14 +184,8 @@ for (const backend of backends) {
     });
 
     it("runs, show, report and status each exit 0 while a revert writes, and while a resumed revert reads what a crash left in doubt", async () => {
-      // One at a time here: with no run going, PGlite's folder serves one process.
-      const before = await cli(["runs", "--json"]);
-      const applyId = before.stdout
-        .trim()
-        .split("\n")
-        .map((l) => JSON.parse(l) as { id: string; mode: string; status: string })
-        .find((r) => r.mode === "apply" && r.status === "completed")?.id;
-      assert.ok(applyId, "the first test's apply completed");
+      // The first test's apply, which `runs` during the revert lists completed.
+      assert.ok(applyId, "the first test's apply ran");
       // The revert talks to the platform through a proxy that can hold its requests unanswered.
       const proxy = await startProxy(rig.sandbox.apiUrl);
       const via = { ...env, API_BASE_URL: proxy.url };
@@ -207,6 +203,10 @@ for (const backend of backends) {
         assert.equal(first.ended(), undefined, `revert ended early: ${first.ended()?.stderr}`);
         const during = await readAll("revert-writing", flagged[3] ?? "");
         assert.equal(first.ended(), undefined, "the revert was still writing during the reads");
+        assert.ok(
+          during.listed.some((r) => r.id === applyId && r.status === "completed"),
+          `the first test's apply completed: ${JSON.stringify(during.listed)}`,
+        );
         const revertId = during.listed.find(
           (r) => r.mode === "revert" && r.status === "running",
         )?.id;

@@ -34,6 +34,9 @@ for (const backend of backends) {
     let env: Record<string, string>;
     let root: string;
     let plan: (out: string, ...extra: string[]) => ReturnType<typeof runCli>;
+    /** Two folders, each holding the report of a plan of its own, written in `before`. */
+    let shared: string;
+    let a: string;
 
     before(async () => {
       sandbox = await startSandbox({ port: 0, rateLimitRps: 0, tokenRateLimitRps: 0 });
@@ -51,6 +54,12 @@ for (const backend of backends) {
       root = mkdtempSync(join(tmpdir(), "cm-out-"));
       plan = (out, ...extra) =>
         runCli(["plan", "--no-progress", "--out", out, ...extra, ...target.args], env);
+      shared = join(root, "shared");
+      a = join(root, "a");
+      for (const dir of [shared, a]) {
+        const r = await plan(dir);
+        assert.equal(r.code, 2, r.stderr);
+      }
     });
     after(async () => {
       await sandbox.close();
@@ -59,9 +68,8 @@ for (const backend of backends) {
     });
 
     it("refuses --out pointing at another run's report folder, and replaces it with --force", async () => {
-      const dir = join(root, "shared");
-      const first = await plan(dir);
-      assert.equal(first.code, 2, first.stderr);
+      // The report of the plan `before` wrote there (the next test's report into it is refused).
+      const dir = shared;
       const firstId = runIdIn(dir);
       const firstCsv = readFileSync(join(dir, "diff.csv"), "utf8");
 
@@ -83,10 +91,8 @@ for (const backend of backends) {
     });
 
     it("report RUN --out into another run's folder is refused too", async () => {
-      const a = join(root, "a");
-      const b = join(root, "b");
-      assert.equal((await plan(a)).code, 2);
-      assert.equal((await plan(b)).code, 2);
+      const b = shared;
+      assert.notEqual(runIdIn(a), runIdIn(b), "a and b hold two runs' reports");
       const r = await runCli(["report", runIdIn(a), "--out", b, ...target.args], env);
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, /already holds the report of run/);

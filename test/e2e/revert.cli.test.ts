@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Sandbox } from "controls-sandbox";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { collect, runCli, spawnCli } from "../helpers/cli.ts";
+import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { parseCsv } from "../helpers/corpus.ts";
 import { backends } from "../helpers/db.ts";
@@ -84,49 +84,57 @@ backends.forEach((backend) => {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it("revert --dry-run reports what it would undo and sends nothing", async () => {
-      const from = Date.now();
-      const r = await cli(["revert", applyId, "--dry-run", "--json", "--out", join(dir, "dry")]);
-      assert.equal(r.code, 0, r.stderr);
-      assert.equal(rig.sandbox.requestsIn({ from, endpoint: CONTROLS }).served, 0);
-      const s = JSON.parse(r.stdout);
-      assert.equal(s.mode, "revert");
-      assert.equal(s.outcomes["skipped:dry_run"], created.size);
-      assert.match(readFileSync(join(dir, "dry", "summary.md"), "utf8"), /Dry run/);
-    });
+    describe("revert --dry-run", () => {
+      // One dry run, whose exit, requests, stdout, stderr and report files each test reads.
+      const out = () => join(dir, "dry");
+      let r: CliResult;
+      let sent: number;
+      before(async () => {
+        const from = Date.now();
+        r = await cli(["revert", applyId, "--dry-run", "--json", "--out", out()]);
+        sent = rig.sandbox.requestsIn({ from, endpoint: CONTROLS }).served;
+      });
 
-    it("revert --dry-run writes a diff.csv row per control it would delete, naming the control, the run that created it and the identity's flags, and counts them in summary.json, the terminal and report.html", async () => {
-      const out = join(dir, "dry-diff");
-      const r = await cli(["revert", applyId, "--dry-run", "--json", "--out", out]);
-      assert.equal(r.code, 0, r.stderr);
-      const rows = parseCsv(readFileSync(join(out, "diff.csv"), "utf8"));
-      assert.equal(rows.length, created.size);
-      const byControl = new Map(rows.map((row) => [row.observed_control_id, row]));
-      assert.equal(byControl.size, created.size, "one row per control");
-      for (const [control, identity] of created) {
-        const row = byControl.get(control);
-        assert.ok(row, `no row for control ${control}`);
-        assert.equal(row.identity_id, identity);
-        assert.equal(row.action, "delete");
-        assert.equal(row.outcome, "would_delete");
-        assert.equal(row.finding, `created_by ${applyId}`);
-        assert.equal(row.user_disabled, "true", `flags of ${identity}`);
-      }
-      for (const control of adopted.keys()) assert.equal(byControl.has(control), false);
-      const s = JSON.parse(r.stdout);
-      assert.equal(s.revert.deletes, created.size);
-      assert.equal(s.revert.creates, 0);
-      assert.equal(s.reports.rows, created.size);
-      assert.match(
-        r.stderr,
-        new RegExp(`would delete ${created.size} controls run ${applyId} created`),
-      );
-      assert.doesNotMatch(r.stderr, /no findings|rows read/);
-      const html = readFileSync(join(out, "report.html"), "utf8");
-      assert.match(
-        html,
-        new RegExp(`id="revert-counts"[^>]*>[^<]*would delete ${created.size} controls`),
-      );
+      it("reports what it would undo and sends nothing", () => {
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(sent, 0);
+        const s = JSON.parse(r.stdout);
+        assert.equal(s.mode, "revert");
+        assert.equal(s.outcomes["skipped:dry_run"], created.size);
+        assert.match(readFileSync(join(out(), "summary.md"), "utf8"), /Dry run/);
+      });
+
+      it("writes a diff.csv row per control it would delete, naming the control, the run that created it and the identity's flags, and counts them in summary.json, the terminal and report.html", () => {
+        assert.equal(r.code, 0, r.stderr);
+        const rows = parseCsv(readFileSync(join(out(), "diff.csv"), "utf8"));
+        assert.equal(rows.length, created.size);
+        const byControl = new Map(rows.map((row) => [row.observed_control_id, row]));
+        assert.equal(byControl.size, created.size, "one row per control");
+        for (const [control, identity] of created) {
+          const row = byControl.get(control);
+          assert.ok(row, `no row for control ${control}`);
+          assert.equal(row.identity_id, identity);
+          assert.equal(row.action, "delete");
+          assert.equal(row.outcome, "would_delete");
+          assert.equal(row.finding, `created_by ${applyId}`);
+          assert.equal(row.user_disabled, "true", `flags of ${identity}`);
+        }
+        for (const control of adopted.keys()) assert.equal(byControl.has(control), false);
+        const s = JSON.parse(r.stdout);
+        assert.equal(s.revert.deletes, created.size);
+        assert.equal(s.revert.creates, 0);
+        assert.equal(s.reports.rows, created.size);
+        assert.match(
+          r.stderr,
+          new RegExp(`would delete ${created.size} controls run ${applyId} created`),
+        );
+        assert.doesNotMatch(r.stderr, /no findings|rows read/);
+        const html = readFileSync(join(out(), "report.html"), "utf8");
+        assert.match(
+          html,
+          new RegExp(`id="revert-counts"[^>]*>[^<]*would delete ${created.size} controls`),
+        );
+      });
     });
 
     it("revert off a terminal without --yes is refused and sends nothing", async () => {

@@ -5,12 +5,13 @@
  * and the run ends with every control exactly once and the changes listed in summary.md.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Sandbox } from "controls-sandbox";
 import { syntheticIdentities } from "../../src/contract/index.ts";
+import { localChannelPaths } from "../../src/migration/steer/local-channel.ts";
 import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends } from "../helpers/db.ts";
@@ -49,6 +50,15 @@ backends.forEach((backend) => {
     let dir: string;
     let env: Record<string, string>;
     let db: readonly string[];
+    /**
+     * PGlite: the status file the run rewrites each second, which `status` reads (PostgreSQL:
+     * none, `status` reads the database). Reading it again before the run rewrote it tells nothing
+     * new, and costs a child process.
+     */
+    let statusFile: string | undefined;
+    /** The status file's mtime when `status` was last started. */
+    let readAt = -1;
+    const written = (file: string) => statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? -1;
 
     before(async () => {
       rig = await startCliRig(backend, {
@@ -59,6 +69,7 @@ backends.forEach((backend) => {
       dir = mkdtempSync(join(tmpdir(), "cm-steer-"));
       env = { ...rig.env, CONTROLS_PROGRESS: "false" };
       db = rig.target.args;
+      statusFile = backend.name === "pglite" ? localChannelPaths(db[1]!).statusFile : undefined;
     });
     after(async () => {
       await rig.close();
@@ -69,7 +80,17 @@ backends.forEach((backend) => {
       const r = await runCli([...args, ...db], env);
       return r;
     };
+    /**
+     * Until the run has rewritten its status file since `status` was last started (PGlite; at
+     * once if there was no file then: no run was writing one).
+     */
+    const nextReport = async () => {
+      const file = statusFile;
+      if (!file || readAt === -1) return;
+      await waitFor("the run's next status report", () => written(file) !== readAt);
+    };
     const statusJson = async () => {
+      if (statusFile) readAt = written(statusFile);
       const r = await cli(["status", "--json"]);
       assert.equal(r.code, 0, r.stderr);
       return JSON.parse(r.stdout) as {
@@ -92,14 +113,18 @@ backends.forEach((backend) => {
 
     /**
      * Waits until status says something matching `what` holds the writes and none is in flight,
-     * then checks that the sandbox received no create between that and the next status read.
+     * then checks that the sandbox received no create between that and the next status read (on
+     * PGlite, of the run's next report). Each status read but the first waits for a new report.
      */
     const assertHeld = async (what: string) => {
+      let polls = 0;
       await waitFor(`writes held by ${what}`, async () => {
+        if (polls++ > 0) await nextReport();
         const s = await statusJson();
         return s.held_by.some((h) => h.includes(what)) && s.actions.in_flight === 0;
       });
       const held = writesIn(rig.sandbox, 0);
+      await nextReport();
       const later = await statusJson();
       assert.ok(
         later.held_by.some((h) => h.includes(what)),
@@ -147,9 +172,12 @@ backends.forEach((backend) => {
       assert.equal(first.status, "running");
       assert.equal(first.rate_budget, RATE);
       assert.equal(first.paused, false);
-      // On PGlite status reads the file the run rewrites each second: two reads may see one.
+      // On PGlite status reads the file the run rewrites each second: each read after the first
+      // waits for the run's next report, lest two reads see one.
+      await nextReport();
       let second = await statusJson();
       for (let i = 0; i < 20 && second.actions.done <= first.actions.done; i++) {
+        await nextReport();
         second = await statusJson();
       }
       assert.ok(second.actions.done > first.actions.done, "done grows");

@@ -1,13 +1,13 @@
 /**
  * Secrets never leave the tool: a database password given as a `?password=` parameter (a form
- * node-postgres accepts) and the HTTP Basic credential of the OAuth client (base64 of
- * `client_id:secret`) are searched for in every output of every command, in every report file,
- * and in a dump of the tool's schema.
+ * node-postgres accepts), the client secret, the HTTP Basic credential of the OAuth client (base64
+ * of `client_id:secret`) and every access token handed out are searched for in every output of
+ * every command, in every report file and metrics file, and in a dump of the tool's schema.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Sandbox, startSandbox } from "controls-sandbox";
 import { loadSourceConfig } from "../../src/config.ts";
@@ -16,6 +16,7 @@ import { seedSource } from "../../src/db/source/seed.ts";
 import { type CliResult, runCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { startHostilePlatform } from "../helpers/hostile-platform.ts";
+import { startProxy, type TestProxy } from "../helpers/http-proxy.ts";
 import { dumpToolSchema } from "../helpers/tool-schema-dump.ts";
 
 const DB_PASSWORD = "Pw-in-the-query-7Hq2";
@@ -49,6 +50,8 @@ const outputs = (name: string, r: CliResult) => ({
 for (const backend of backends) {
   describe(`secrets on ${backend.name}`, { timeout: 240_000 }, () => {
     let sandbox: Sandbox;
+    let tokenProxy: TestProxy;
+    const tokens: string[] = [];
     let target: TestTarget;
     let out: string;
     let args: string[];
@@ -71,11 +74,18 @@ for (const backend of backends) {
       });
       await h.close();
       out = mkdtempSync(join(tmpdir(), "cm-secrets-"));
+      // The token endpoint through a recording proxy: the test learns every token handed out.
+      tokenProxy = await startProxy(sandbox.tokenUrl);
+      tokenProxy.rewrite = (_r, body) => {
+        const token = (JSON.parse(body) as { access_token?: string }).access_token;
+        if (token) tokens.push(token);
+        return body;
+      };
       const { clientId, clientSecret } = sandbox.credentials;
       basic = Buffer.from(`${clientId}:${clientSecret}`).toString("base64");
       env = {
         API_BASE_URL: sandbox.apiUrl,
-        OAUTH_TOKEN_URL: sandbox.tokenUrl,
+        OAUTH_TOKEN_URL: `${tokenProxy.url}${new URL(sandbox.tokenUrl).pathname}`,
         OAUTH_CLIENT_ID: clientId,
         OAUTH_CLIENT_SECRET: clientSecret,
       };
@@ -89,12 +99,13 @@ for (const backend of backends) {
       }
     });
     after(async () => {
+      await tokenProxy.close();
       await sandbox.close();
       await target.drop();
       rmSync(out, { recursive: true, force: true });
     });
 
-    it("no output, report file or stored row holds the database password or the client's Basic credential", async () => {
+    it("no output (stdout, stderr: the debug log), report file, metrics file or stored row holds the database password, the client secret, the client's Basic credential or any token", async () => {
       const common = [
         "--no-progress",
         "--log-level",
@@ -104,21 +115,28 @@ for (const backend of backends) {
         "500",
         ...args,
       ];
+      const metrics = (mode: string) => ["--metrics-file", join(out, `${mode}.prom`)];
       const plan = await runCli(
-        ["plan", "--json", "--all", "--out", join(out, "plan"), ...common],
+        ["plan", "--json", "--all", "--out", join(out, "plan"), ...metrics("plan"), ...common],
         env,
       );
       assert.equal(plan.code, 2, plan.stderr);
       const apply = await runCli(
-        ["apply", "--yes", "--json", "--out", join(out, "apply"), ...common],
+        ["apply", "--yes", "--json", "--out", join(out, "apply"), ...metrics("apply"), ...common],
         env,
       );
       assert.equal(apply.code, 0, apply.stderr);
+      assert.ok(sandbox.stats().writes.creates > 0, "the apply wrote to the platform");
       const reconcile = await runCli(
-        ["reconcile", "--yes", "--prune", "--json", "--out", join(out, "reconcile"), ...common],
+        [
+          ...["reconcile", "--yes", "--prune", "--json", "--out", join(out, "reconcile")],
+          ...metrics("reconcile"),
+          ...common,
+        ],
         env,
       );
       assert.ok([0, 2].includes(reconcile.code ?? -1), reconcile.stderr);
+      assert.ok(tokens.length >= 3, `a token for each run, got ${tokens.length}`);
       const runs = await runCli(["runs", "--json", ...args, "--log-level", "debug"], env);
       const runId = JSON.parse(plan.stdout).run_id as string;
       const report = await runCli(
@@ -165,16 +183,32 @@ for (const backend of backends) {
         ...outputs("report", report),
         "the tool's schema": dump,
       };
-      for (const f of filesUnder(out)) places[f.path] = f.text;
+      const files = filesUnder(out);
+      for (const f of files) places[f.path] = f.text;
       assert.ok(Object.keys(places).length > 15, "every report file was read");
-      assertNowhere(
-        {
-          "the ?password= password": DB_PASSWORD,
-          "the Basic credential": basic,
-          "the client secret": sandbox.credentials.clientSecret,
-        },
-        places,
-      );
+      for (const needed of [
+        "plan.prom",
+        "apply.prom",
+        "reconcile.prom",
+        "summary.json",
+        "diff.csv",
+      ]) {
+        assert.ok(
+          files.some((f) => basename(f.path) === needed),
+          `${needed} was written and is searched`,
+        );
+      }
+      assert.match(plan.stderr, /DEBUG/, "the debug log is on stderr");
+      const secrets: Record<string, string> = {
+        "the ?password= password": DB_PASSWORD,
+        "the Basic credential": basic,
+        "the client secret": sandbox.credentials.clientSecret,
+        ...Object.fromEntries(tokens.map((t, i) => [`token ${i + 1}`, t])),
+      };
+      for (const [what, secret] of Object.entries(secrets)) {
+        assert.ok(secret.length >= 8, `${what} is a real value`);
+      }
+      assertNowhere(secrets, places);
     });
 
     it("a token endpoint that echoes the Authorization header gets it back redacted", async () => {

@@ -11,7 +11,7 @@ import type { Sandbox } from "controls-sandbox";
 import { startSandbox } from "controls-sandbox";
 import { syntheticIdentities } from "../../src/contract/index.ts";
 import type { IdentityInRun } from "../../src/db/report-queries/history-queries.ts";
-import { runCli } from "../helpers/cli.ts";
+import { type CliResult, runCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 
 const N = 300;
@@ -29,6 +29,8 @@ for (const backend of backends) {
     const out = mkdtempSync(join(tmpdir(), "cm-show-"));
     const runIds: Record<string, string> = {};
     let created: { id: string; controlId: string };
+    /** `show ID --json` of the created identity: read only, so run once for the tests reading it. */
+    let json: CliResult;
 
     before(async () => {
       sandbox = await startSandbox({ port: 0, rateLimitRps: 0, tokenRateLimitRps: 0 });
@@ -71,6 +73,7 @@ for (const backend of backends) {
         .find((c) => c.type === "SELL_ONLY" && c.set_by === "SET_BY_CLIENT");
       assert.ok(control);
       created = { id: row[1], controlId: control.id };
+      json = await runCli(["show", created.id, "--json", ...target.args]);
     });
 
     after(async () => {
@@ -79,8 +82,8 @@ for (const backend of backends) {
       rmSync(out, { recursive: true, force: true });
     });
 
-    it("--json gives every run newest first with the source flags, observed controls, findings and the action's attempts, HTTP status and control id", async () => {
-      const r = await runCli(["show", created.id, "--json", ...target.args]);
+    it("--json gives every run newest first with the source flags, observed controls, findings and the action's attempts, HTTP status and control id", () => {
+      const r = json;
       assert.equal(r.code, 0, r.stderr);
       const shown = JSON.parse(r.stdout) as ShowJson;
       assert.equal(shown.identity_id, created.id);
@@ -148,7 +151,6 @@ for (const backend of backends) {
         sandbox.controlsOf(created.id).some((c) => c.set_by === "SET_BY_CLIENT"),
         "the sandbox answers in the published spelling",
       );
-      const json = await runCli(["show", created.id, "--json", ...target.args]);
       assert.equal(json.code, 0, json.stderr);
       const shown = JSON.parse(json.stdout) as ShowJson;
       const ours = shown.runs[0]?.controls.find((c) => c.control_id === created.controlId);

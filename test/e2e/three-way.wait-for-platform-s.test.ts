@@ -14,6 +14,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Sandbox } from "controls-sandbox";
 import { sql } from "kysely";
 import { syntheticIdentities } from "../../src/contract/index.ts";
+import type { DatabaseHandle } from "../../src/db/connection/connect.ts";
 import { TOOL_TABLES } from "../../src/db/schema.ts";
 import { runCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
@@ -36,6 +37,8 @@ const clientSellOnly = (sandbox: Sandbox, id: string) =>
         !c.deleted_at &&
         (c.set_by === "CLIENT" || c.set_by === "SET_BY_CLIENT"),
     );
+
+type Db = DatabaseHandle["db"];
 
 interface Sighting {
   readonly identity_id: string;
@@ -70,23 +73,33 @@ for (const backend of backends) {
         env,
       );
 
-    /** The user_disabled sightings recorded, with the database's clock (PGlite: one process). */
-    async function sightings(): Promise<Sighting[]> {
+    /**
+     * Opens the database for `work`, between two CLI runs (PGlite: one process at a time). Work
+     * that reads and then changes it, with no run between, shares one open: each open of PGlite
+     * costs this process most of a second of CPU.
+     */
+    async function inDatabase<T>(work: (db: Db) => Promise<T>): Promise<T> {
       const h = await target.open();
       try {
-        const r = await sql<Sighting>`
-          select identity_id, first_seen_at, now() as now
-          from ${sql.table(TOOL_TABLES.platformWaitSightings)}
-          where flag = 'user_disabled' order by identity_id`.execute(h.db);
-        return r.rows.map((s) => ({
-          ...s,
-          first_seen_at: new Date(s.first_seen_at),
-          now: new Date(s.now),
-        }));
+        return await work(h.db);
       } finally {
         await h.close();
       }
     }
+
+    /** The user_disabled sightings recorded, with the database's clock. */
+    async function sightingsIn(db: Db): Promise<Sighting[]> {
+      const r = await sql<Sighting>`
+        select identity_id, first_seen_at, now() as now
+        from ${sql.table(TOOL_TABLES.platformWaitSightings)}
+        where flag = 'user_disabled' order by identity_id`.execute(db);
+      return r.rows.map((s) => ({
+        ...s,
+        first_seen_at: new Date(s.first_seen_at),
+        now: new Date(s.now),
+      }));
+    }
+    const sightings = () => inDatabase(sightingsIn);
 
     /** Until the database's clock is past the latest first sighting plus N seconds. */
     async function untilWaitIsOver(seen: readonly Sighting[]): Promise<void> {
@@ -97,13 +110,8 @@ for (const backend of backends) {
     }
 
     /** Sets an identity's user_disabled in the source relation (the default, `identities`). */
-    async function setSourceFlag(id: string, value: boolean): Promise<void> {
-      const h = await target.open();
-      try {
-        await sql`update identities set user_disabled = ${value} where id = ${id}`.execute(h.db);
-      } finally {
-        await h.close();
-      }
+    async function setSourceFlagIn(db: Db, id: string, value: boolean): Promise<void> {
+      await sql`update identities set user_disabled = ${value} where id = ${id}`.execute(db);
     }
 
     before(async () => {
@@ -173,38 +181,46 @@ for (const backend of backends) {
     it("forgets the first sighting of an identity whose source flag and platform legacy field are both cleared, so that awaiting again later it waits afresh", async () => {
       assert.ok(CLEAN);
       // Only this identity's: the previous test's last create is forgotten by the next run.
-      const sightingsOfClean = async () =>
-        (await sightings()).filter((x) => x.identity_id === CLEAN);
-      assert.deepEqual(await sightingsOfClean(), []);
+      const ofClean = (seen: Sighting[]) => seen.filter((x) => x.identity_id === CLEAN);
       // Flagged here and on the platform, without its control: awaiting, first sighted.
-      await setSourceFlag(CLEAN, true);
+      const earlier = await inDatabase(async (db) => {
+        const seen = ofClean(await sightingsIn(db));
+        await setSourceFlagIn(db, CLEAN, true);
+        return seen;
+      });
+      assert.deepEqual(earlier, [], "no sighting of it before it was flagged");
       sandbox.setLegacyFields(CLEAN, { user_disabled: true });
       const creates = sandbox.stats().writes.creates;
       const sighted = await apply();
       assert.equal(sighted.code, 0, sighted.stderr);
       assert.equal(sandbox.stats().writes.creates, creates, "nothing created on a first sighting");
-      const first = await sightingsOfClean();
+      // Both cleared: the identity is no candidate and no listing keeps it, yet its sighting goes.
+      const first = await inDatabase(async (db) => {
+        const seen = ofClean(await sightingsIn(db));
+        await setSourceFlagIn(db, CLEAN, false);
+        return seen;
+      });
       assert.deepEqual(
         first.map((s) => s.identity_id),
         [CLEAN],
       );
-
-      // Both cleared: the identity is no candidate and no listing keeps it, yet its sighting goes.
-      await setSourceFlag(CLEAN, false);
       sandbox.setLegacyFields(CLEAN, { user_disabled: false });
       const cleared = await apply();
       assert.equal(cleared.code, 0, cleared.stderr);
-      assert.deepEqual(await sightings(), [], "the cleared identity's sighting is forgotten");
-
       // Flagged again once the first sighting is older than N seconds: a fresh wait, no create.
-      await untilWaitIsOver(first);
-      await setSourceFlag(CLEAN, true);
+      const left = await inDatabase(async (db) => {
+        const seen = await sightingsIn(db);
+        await untilWaitIsOver(first);
+        await setSourceFlagIn(db, CLEAN, true);
+        return seen;
+      });
+      assert.deepEqual(left, [], "the cleared identity's sighting is forgotten");
       sandbox.setLegacyFields(CLEAN, { user_disabled: true });
       const again = await apply();
       assert.equal(again.code, 0, again.stderr);
       assert.equal(sandbox.stats().writes.creates, creates, "a fresh wait: nothing created yet");
       assert.equal(clientSellOnly(sandbox, CLEAN).length, 0);
-      const anew = await sightingsOfClean();
+      const anew = ofClean(await sightings());
       assert.deepEqual(
         anew.map((s) => s.identity_id),
         [CLEAN],

@@ -12,7 +12,6 @@ import { after, before, describe, it } from "node:test";
 import { acquireDataDirLock } from "../../src/db/connection/data-dir-lock.ts";
 import { REPO_ROOT } from "../helpers/cli.ts";
 
-/** The pid of a process that has already exited. */
 /** Polls `cond` (every 10 ms, for up to 30 s) until it holds: waits for the event, not a time. */
 async function until(cond: () => boolean, what: string): Promise<void> {
   const end = Date.now() + 30_000;
@@ -22,8 +21,13 @@ async function until(cond: () => boolean, what: string): Promise<void> {
   }
 }
 
+/**
+ * The pid of a process that has already exited: `node --version`, which exits before starting
+ * JavaScript (about 0 ms of CPU against 70 ms for `node -e ""`, 50 times a run of the race).
+ */
 function deadPid(): number {
-  const r = spawnSync(process.execPath, ["-e", ""]);
+  const r = spawnSync(process.execPath, ["--version"]);
+  assert.equal(r.status, 0, "the dead-pid process ran and exited");
   return r.pid!;
 }
 
@@ -44,8 +48,17 @@ interface Contender {
   send(line: string): void;
 }
 
+/**
+ * The contender as this test runs: compiled beside its source when this file is (`npm test`
+ * compiles both), so each contender starts without tsx (about 0.8 s of CPU less); else from its
+ * source under tsx.
+ */
+const CONTENDER: readonly string[] = import.meta.url.endsWith(".js")
+  ? ["test/helpers/lock-contender.js"]
+  : ["--import", "tsx", "test/helpers/lock-contender.ts"];
+
 function contender(): Contender {
-  const child = spawn(process.execPath, ["--import", "tsx", "test/helpers/lock-contender.ts"], {
+  const child = spawn(process.execPath, CONTENDER, {
     cwd: REPO_ROOT,
     stdio: ["pipe", "pipe", "inherit"],
   });
