@@ -11,6 +11,7 @@ import { createInterface, type Interface } from "node:readline";
 import { after, before, describe, it } from "node:test";
 import { acquireDataDirLock } from "../../src/db/connection/data-dir-lock.ts";
 import { REPO_ROOT } from "../helpers/cli.ts";
+import { tsEntry } from "../helpers/cli-entry.ts";
 
 /** Polls `cond` (every 10 ms, for up to 30 s) until it holds: waits for the event, not a time. */
 async function until(cond: () => boolean, what: string): Promise<void> {
@@ -48,14 +49,8 @@ interface Contender {
   send(line: string): void;
 }
 
-/**
- * The contender as this test runs: compiled beside its source when this file is (`npm test`
- * compiles both), so each contender starts without tsx (about 0.8 s of CPU less); else from its
- * source under tsx.
- */
-const CONTENDER: readonly string[] = import.meta.url.endsWith(".js")
-  ? ["test/helpers/lock-contender.js"]
-  : ["--import", "tsx", "test/helpers/lock-contender.ts"];
+/** The contender, compiled when this file is (`npm test` compiles both), else under tsx. */
+const CONTENDER = tsEntry(join(REPO_ROOT, "test/helpers/lock-contender.ts"));
 
 function contender(): Contender {
   const child = spawn(process.execPath, CONTENDER, {
