@@ -11,7 +11,7 @@
  *   node scripts/run-suite.mjs --test --test-concurrency=4 test/unit/*.test.js
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, statfsSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, statfsSync } from "node:fs";
 
 const TMPFS_MAGIC = 0x01021994;
 /** Room the suite's temporary files need at most, four files at a time, with margin. */
@@ -22,7 +22,10 @@ function tmpfsFolder() {
   try {
     const fs = statfsSync("/dev/shm");
     if (fs.type !== TMPFS_MAGIC || fs.bavail * fs.bsize < ROOM_BYTES) return undefined;
-    return mkdtempSync("/dev/shm/controls-migrate-suite-");
+    const dir = mkdtempSync("/dev/shm/controls-migrate-suite-");
+    // As /tmp is: tests run as root hand PostgreSQL's initdb a folder of the postgres account.
+    chmodSync(dir, 0o1777);
+    return dir;
   } catch {
     return undefined;
   }

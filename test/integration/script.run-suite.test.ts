@@ -13,7 +13,8 @@ import { REPO_ROOT } from "../helpers/cli.ts";
 const RUNNER = join(REPO_ROOT, "scripts", "run-suite.mjs");
 /** Writes a file under the TMPDIR it was given, prints that folder, exits 3. */
 const CHILD = `const fs=require("fs"),os=require("os"),p=require("path");
-fs.writeFileSync(p.join(os.tmpdir(),"left-behind"),"x");console.log(os.tmpdir());process.exit(3);`;
+fs.writeFileSync(p.join(os.tmpdir(),"left-behind"),"x");
+console.log(os.tmpdir());console.log((fs.statSync(os.tmpdir()).mode & 0o7777).toString(8));process.exit(3);`;
 
 function roomyTmpfs(): string | undefined {
   try {
@@ -30,15 +31,17 @@ function run(env: NodeJS.ProcessEnv) {
 }
 
 describe("npm test's runner (scripts/run-suite.mjs)", () => {
-  it("puts the run's temporary files on /dev/shm, removes them when it ends, and exits with the run's code", {
+  it("puts the run's temporary files on /dev/shm in a folder open to every account as /tmp is, removes them when it ends, and exits with the run's code", {
     skip: roomyTmpfs(),
   }, () => {
     const env = { ...process.env };
     delete env.TMPDIR;
     const r = run(env);
     assert.equal(r.status, 3, r.stderr);
-    const folder = r.stdout.trim();
+    const [folder = "", mode] = r.stdout.trim().split("\n");
     assert.match(folder, /^\/dev\/shm\/controls-migrate-suite-/);
+    // Open to every account as /tmp is (sticky): a server run as postgres gets a folder in it.
+    assert.equal(mode, "1777");
     assert.equal(existsSync(folder), false, `${folder} is removed`);
   });
 
@@ -47,7 +50,7 @@ describe("npm test's runner (scripts/run-suite.mjs)", () => {
     try {
       const r = run({ ...process.env, TMPDIR: mine });
       assert.equal(r.status, 3, r.stderr);
-      assert.equal(r.stdout.trim(), mine);
+      assert.equal(r.stdout.trim().split("\n")[0], mine);
       assert.equal(existsSync(join(mine, "left-behind")), true, "the caller's folder is untouched");
     } finally {
       rmSync(mine, { recursive: true, force: true });
