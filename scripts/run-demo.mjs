@@ -16,10 +16,14 @@ const BUNDLE = join(ROOT, "dist/demo.mjs");
 const SOURCES = ["src", "migrations", "packages/sandbox/src", "scripts/demo.ts"];
 const BESIDE = ["dist/src/db/connection/pglite-worker.js", "dist/pglite/template.tar.gz"];
 
-/** The newest modification time under `path` (a file or a folder), in ms. */
+/**
+ * The newest modification time of the TypeScript sources under `path` (a file or a folder), in
+ * ms. Only `.ts` files: `npm test` compiles each into a `.js` beside it after the build, and those
+ * are not what the bundle was made from.
+ */
 function newest(path) {
   const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
+  if (!stat.isDirectory()) return path.endsWith(".ts") ? stat.mtimeMs : 0;
   let latest = 0;
   for (const entry of readdirSync(path)) latest = Math.max(latest, newest(join(path, entry)));
   return latest;
