@@ -13,7 +13,7 @@
  *   past.add("6a591c0c-3e0f-4494-8559-5dc864060d39");
  *   past.mayHold("6a591c0c-3e0f-4494-8559-5dc864060d39"); // true
  */
-import { hashWords, uuidWords, words } from "./uuid-words.ts";
+import { fmix32, hashWords, uuidWords, words } from "./uuid-words.ts";
 
 const PROBES = 6;
 
@@ -65,7 +65,7 @@ function hashes(id: string): [number, number] {
     pair[0] = hashWords();
     const w = words as unknown as [number, number, number, number];
     const other = Math.imul(w[0], 0xc2b2ae35) ^ w[1] ^ Math.imul(w[2], 0x9e3779b1) ^ w[3];
-    pair[1] = (mix(Math.imul(other ^ 0x5bd1e995, 0x85ebca6b)) | 1) >>> 0;
+    pair[1] = (fmix32(Math.imul(other ^ 0x5bd1e995, 0x85ebca6b)) | 1) >>> 0;
     return pair;
   }
   let a = 0x811c9dc5;
@@ -75,18 +75,7 @@ function hashes(id: string): [number, number] {
     a = Math.imul(a ^ c, 0x01000193);
     b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15);
   }
-  pair[0] = mix(a);
-  pair[1] = (mix(b) | 1) >>> 0;
+  pair[0] = fmix32(a);
+  pair[1] = (fmix32(b) | 1) >>> 0;
   return pair;
-}
-
-/** murmur3's finalizer. */
-function mix(x: number): number {
-  let h = x;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
 }

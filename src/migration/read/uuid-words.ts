@@ -37,9 +37,16 @@ export function uuidWords(id: string): boolean {
 
 /** A hash of `words`: ids need not be random (synthetic, sequential). */
 export function hashWords(): number {
-  // murmur3's finalizer over the four words.
-  let h = (words[0] as number) ^ Math.imul(words[1] as number, 0x9e3779b1);
-  h ^= Math.imul(words[2] as number, 0x85ebca6b) ^ Math.imul(words[3] as number, 0xc2b2ae35);
+  // murmur3's finalizer over the four words mixed together.
+  const h = (words[0] as number) ^ Math.imul(words[1] as number, 0x9e3779b1);
+  return fmix32(
+    h ^ Math.imul(words[2] as number, 0x85ebca6b) ^ Math.imul(words[3] as number, 0xc2b2ae35),
+  );
+}
+
+/** murmur3's 32-bit finalizer: every bit of `x` reaches every bit of the result. */
+export function fmix32(x: number): number {
+  let h = x;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
