@@ -11,14 +11,12 @@ import { after, before, describe, it } from "node:test";
 import { type Sandbox, startSandbox } from "controls-sandbox";
 import { sql } from "kysely";
 import { loadPlatformConfig, loadSourceConfig } from "../../src/config.ts";
-import { silentLogger } from "../../src/log.ts";
 import { startFindingsStream } from "../../src/migration/classify/findings-stream.ts";
 import type { FindingsMemory } from "../../src/migration/classify/findings-stream-types.ts";
 import { readIdentities } from "../../src/migration/read/identity-reads.ts";
 import type { ListedIdentity } from "../../src/migration/read/listed-identity.ts";
 import { listPlatform, type SnapshotContext } from "../../src/migration/read/snapshot.ts";
 import { loadSource } from "../../src/migration/read/source-stage.ts";
-import { createProgress } from "../../src/migration/steer/progress.ts";
 import {
   createPlatformClient,
   type PlatformClient,
@@ -32,6 +30,14 @@ import {
   seedCraftedSource,
 } from "../helpers/crafted-dataset.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
+import {
+  actionsOf as actionsOfRun,
+  findingsOf as findingsOfRun,
+  NO_HINT,
+  QUIET,
+  startStreamRun,
+  tallyFindings,
+} from "../helpers/findings-stream-rig.ts";
 import { type HostileListing, startHostileListing } from "../helpers/hostile-listing.ts";
 
 const PAGE_SIZE = 3;
@@ -83,23 +89,10 @@ for (const backend of backends) {
       await sb?.close();
     });
 
-    async function newRun(platform: PlatformClient): Promise<SnapshotContext> {
+    function newRun(platform: PlatformClient): Promise<SnapshotContext> {
       seq += 1;
-      const runId = `20260102-00000${seq}-feed`;
-      await sql`insert into controls_migration.runs (id, mode, status, tool_version, host, pid)
-        values (${runId}, 'reconcile', 'running', 'test', 'here', 1)`.execute(h.db);
-      return {
-        db: h.db,
-        client: platform,
-        source: loadSourceConfig({}, {}),
-        runId,
-        logger: silentLogger,
-        progress: createProgress({ enabled: false, logger: silentLogger }),
-        listing: { rate: 10_000, maxParallel: 2, retryBaseMs: 10, pageSize: PAGE_SIZE },
-      };
+      return startStreamRun(h.db, platform, `20260102-00000${seq}-feed`, { pageSize: PAGE_SIZE });
     }
-    const quiet = createProgress({ enabled: false, logger: silentLogger });
-    const hint = { expectedItems: null, latencyMs: null };
 
     /**
      * One run's findings stream, its pages classified as `mode` says, with `memory`'s bounds.
@@ -123,14 +116,14 @@ for (const backend of backends) {
         pages.push(page.map((i) => i.id));
         return stream.page(page);
       };
-      const source = () => loadSource(h.db, ctx.source, ctx.runId, quiet, undefined, stream.index);
+      const source = () => loadSource(h.db, ctx.source, ctx.runId, QUIET, undefined, stream.index);
       try {
         if (mode === "live") {
           await source();
           await stream.sourceComplete();
-          await listPlatform(ctx, kind, hint, onPage);
+          await listPlatform(ctx, kind, NO_HINT, onPage);
         } else {
-          await listPlatform(ctx, kind, hint, onPage);
+          await listPlatform(ctx, kind, NO_HINT, onPage);
           await source();
           await stream.sourceComplete();
         }
@@ -144,42 +137,20 @@ for (const backend of backends) {
       }
     }
 
-    const findingsOf = async (runId: string) =>
-      (
-        await sql<Record<string, unknown>>`
-          select identity_id, finding, user_disabled, admin_disabled, expected_type,
-                 expected_set_by, expected_is_overridable, observed_control_id, observed_set_by,
-                 observed_is_overridable, other_active_controls, detail, prunable
-          from controls_migration.findings where run_id = ${runId}
-          order by identity_id nulls first, finding, observed_control_id nulls first`.execute(h.db)
-      ).rows;
-    const actionsOf = async (runId: string) =>
-      (
-        await sql<Record<string, unknown>>`
-          select a.identity_id, a.action, a.control_type, a.control_key, a.status, f.finding
-          from controls_migration.actions a
-          left join controls_migration.findings f on f.id = a.finding_id
-          where a.run_id = ${runId} order by a.identity_id, a.action, a.control_key`.execute(h.db)
-      ).rows;
+    const findingsOf = (runId: string) => findingsOfRun(h.db, runId);
+    const actionsOf = (runId: string) => actionsOfRun(h.db, runId);
     const claimsOf = async (runId: string) =>
       (
         await sql<{ n: number }>`select count(*)::int as n from controls_migration.listed_claims
           where run_id = ${runId}`.execute(h.db)
       ).rows[0]?.n;
-    const tally = (rows: Record<string, unknown>[]) => {
-      const t: Record<string, number> = Object.fromEntries(
-        Object.keys(EXPECTED_FINDINGS).map((k) => [k, 0]),
-      );
-      for (const r of rows) t[r.finding as string] = (t[r.finding as string] ?? 0) + 1;
-      return t;
-    };
 
     for (const kind of ["bulk", "filtered"] as const) {
       it(`a ${kind} listing's findings and journal past the index's bound equal those of the in-memory path, whether its pages were classified as listed, held in memory or stored meanwhile`, async () => {
         const reference = await runStream(kind, "live", {});
         assert.equal(reference.complete, true);
         const expected = await findingsOf(reference.ctx.runId);
-        assert.deepEqual(tally(expected), EXPECTED_FINDINGS);
+        assert.deepEqual(tallyFindings(expected), EXPECTED_FINDINGS);
         const expectedActions = await actionsOf(reference.ctx.runId);
         for (const indexIds of BOUNDS) {
           for (const mode of MODES) {
@@ -274,9 +245,11 @@ for (const backend of backends) {
           };
           const stream = startFindingsStream(ctx, { ...journal, indexIds });
           try {
-            await loadSource(h.db, ctx.source, ctx.runId, quiet, undefined, stream.index);
+            await loadSource(h.db, ctx.source, ctx.runId, QUIET, undefined, stream.index);
             await stream.sourceComplete();
-            const listing = await listPlatform(ctx, "filtered", hint, (page) => stream.page(page));
+            const listing = await listPlatform(ctx, "filtered", NO_HINT, (page) =>
+              stream.page(page),
+            );
             assert.equal(listing.identities, 0);
             const counts = await stream.finish("filtered", (ids) => readIdentities(ctx, ids));
             runs.push({

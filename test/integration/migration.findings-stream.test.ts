@@ -7,9 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type Sandbox, startSandbox } from "controls-sandbox";
-import { sql } from "kysely";
-import { loadPlatformConfig, loadSourceConfig } from "../../src/config.ts";
-import { silentLogger } from "../../src/log.ts";
+import { loadPlatformConfig } from "../../src/config.ts";
 import { startFindingsStream } from "../../src/migration/classify/findings-stream.ts";
 import type {
   FindingsStream,
@@ -18,7 +16,6 @@ import type {
 import { readIdentities } from "../../src/migration/read/identity-reads.ts";
 import { listPlatform, type SnapshotContext } from "../../src/migration/read/snapshot.ts";
 import { loadSource } from "../../src/migration/read/source-stage.ts";
-import { createProgress } from "../../src/migration/steer/progress.ts";
 import {
   createPlatformClient,
   type PlatformClient,
@@ -26,6 +23,14 @@ import {
 } from "../../src/platform/index.ts";
 import { craftPlatform, EXPECTED_FINDINGS, seedCraftedSource } from "../helpers/crafted-dataset.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
+import {
+  actionsOf as actionsOfRun,
+  findingsOf as findingsOfRun,
+  NO_HINT,
+  QUIET,
+  startStreamRun,
+  tallyFindings,
+} from "../helpers/findings-stream-rig.ts";
 
 /** Small pages, so the crafted platform's 18 identities come in several. */
 const PAGE_SIZE = 3;
@@ -59,38 +64,27 @@ for (const backend of backends) {
       await sb.close();
     });
 
-    async function newRun(serialDatabase = false): Promise<SnapshotContext> {
+    function newRun(serialDatabase = false): Promise<SnapshotContext> {
       seq += 1;
-      const runId = `20260101-00000${seq}-feed`;
-      await sql`insert into controls_migration.runs (id, mode, status, tool_version, host, pid)
-        values (${runId}, 'reconcile', 'running', 'test', 'here', 1)`.execute(h.db);
-      return {
-        db: h.db,
-        client,
-        source: loadSourceConfig({}, {}),
-        runId,
-        logger: silentLogger,
-        progress: createProgress({ enabled: false, logger: silentLogger }),
-        listing: { rate: 10_000, maxParallel: 2, retryBaseMs: 10, pageSize: PAGE_SIZE },
+      return startStreamRun(h.db, client, `20260101-00000${seq}-feed`, {
+        pageSize: PAGE_SIZE,
         serialDatabase,
-      };
+      });
     }
-    const hint = { expectedItems: null, latencyMs: null };
     /** After a filtered listing, the candidates it did not show are read by id. */
     const finish = (stream: FindingsStream, ctx: SnapshotContext, kind: "bulk" | "filtered") =>
       kind === "bulk"
         ? stream.finish("bulk")
         : stream.finish("filtered", (ids) => readIdentities(ctx, ids));
-    const quiet = createProgress({ enabled: false, logger: silentLogger });
 
     /** Source pass first, then each page classified as it is stored. */
     async function whileListing(kind: "bulk" | "filtered") {
       const ctx = await newRun();
       const stream = startFindingsStream(ctx, journal);
       try {
-        await loadSource(h.db, ctx.source, ctx.runId, quiet, undefined, stream.index);
+        await loadSource(h.db, ctx.source, ctx.runId, QUIET, undefined, stream.index);
         await stream.sourceComplete();
-        const listing = await listPlatform(ctx, kind, hint, (page) => stream.page(page));
+        const listing = await listPlatform(ctx, kind, NO_HINT, (page) => stream.page(page));
         assert.ok(listing.pages > 2, `several pages: ${listing.pages}`);
         return { ctx, counts: await finish(stream, ctx, kind) };
       } finally {
@@ -111,8 +105,8 @@ for (const backend of backends) {
       const ctx = await newRun(serialDatabase);
       const stream = startFindingsStream(ctx, { ...journal, memoryBytes });
       try {
-        await listPlatform(ctx, kind, hint, (page) => stream.page(page));
-        await loadSource(h.db, ctx.source, ctx.runId, quiet, undefined, stream.index);
+        await listPlatform(ctx, kind, NO_HINT, (page) => stream.page(page));
+        await loadSource(h.db, ctx.source, ctx.runId, QUIET, undefined, stream.index);
         await stream.sourceComplete();
         return { ctx, counts: await finish(stream, ctx, kind) };
       } finally {
@@ -120,30 +114,8 @@ for (const backend of backends) {
       }
     }
 
-    const findingsOf = async (runId: string) =>
-      (
-        await sql<Record<string, unknown>>`
-          select identity_id, finding, user_disabled, admin_disabled, expected_type,
-                 expected_set_by, expected_is_overridable, observed_control_id, observed_set_by,
-                 observed_is_overridable, other_active_controls, detail, prunable
-          from controls_migration.findings where run_id = ${runId}
-          order by identity_id nulls first, finding, observed_control_id nulls first`.execute(h.db)
-      ).rows;
-    const actionsOf = async (runId: string) =>
-      (
-        await sql<Record<string, unknown>>`
-          select a.identity_id, a.action, a.control_type, a.control_key, a.status, f.finding
-          from controls_migration.actions a
-          left join controls_migration.findings f on f.id = a.finding_id
-          where a.run_id = ${runId} order by a.identity_id, a.action, a.control_key`.execute(h.db)
-      ).rows;
-    const tally = (rows: Record<string, unknown>[]) => {
-      const t: Record<string, number> = Object.fromEntries(
-        Object.keys(EXPECTED_FINDINGS).map((k) => [k, 0]),
-      );
-      for (const r of rows) t[r.finding as string] = (t[r.finding as string] ?? 0) + 1;
-      return t;
-    };
+    const findingsOf = (runId: string) => findingsOfRun(h.db, runId);
+    const actionsOf = (runId: string) => actionsOfRun(h.db, runId);
     const classified = (c: FindingsStreamCounts) => c.asListed + c.caughtUp + c.unlisted;
 
     for (const kind of ["bulk", "filtered"] as const) {
@@ -175,7 +147,7 @@ for (const backend of backends) {
           assert.deepEqual(await actionsOf(other.ctx.runId), await actionsOf(live.ctx.runId));
         }
         // Filtered reads the candidates it did not list by id: their legacy fields, and I's 404.
-        assert.deepEqual(tally(liveFindings), EXPECTED_FINDINGS);
+        assert.deepEqual(tallyFindings(liveFindings), EXPECTED_FINDINGS);
       });
     }
   });
