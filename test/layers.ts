@@ -89,9 +89,10 @@ export const LAYERS: readonly Layer[] = Object.freeze([
       "src/version.ts",
       "src/log-levels.ts",
       "src/plural.ts",
+      "src/thousands.ts",
       "src/disk-full.ts",
     ],
-    role: "leaf helpers: errors and exit codes, the logger (its levels apart, `log-levels.ts`, so the options table does not load pino), secrets, the one backoff-with-jitter and overflow-safe sleep, the one escaping of control and bidi characters, daily windows, the version, plurals (`plural.ts`), full disks named with the file or folder and its flag (`disk-full.ts`: ENOSPC, or the embedded database failing with its folder's disk short of space)",
+    role: "leaf helpers: errors and exit codes, the logger (its levels apart, `log-levels.ts`, so the options table does not load pino), secrets, the one backoff-with-jitter and overflow-safe sleep, the one escaping of control and bidi characters, daily windows, the version, plurals (`plural.ts`), counts with their thousands grouped without loading ICU (`thousands.ts`), full disks named with the file or folder and its flag (`disk-full.ts`: ENOSPC, or the embedded database failing with its folder's disk short of space)",
     mayImport: [],
   },
   {

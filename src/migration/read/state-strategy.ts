@@ -4,6 +4,7 @@ import { MAX_PAGE_SIZE } from "../../contract/index.ts";
  * counts the caller already holds (source counts, the previous run's listing, a first page).
  */
 import { noun } from "../../plural.ts";
+import { thousands } from "../../thousands.ts";
 
 export type StateStrategy = "auto" | "bulk" | "filtered" | "per-identity";
 export type ChosenStrategy = Exclude<StateStrategy, "auto">;
@@ -72,7 +73,7 @@ export const PER_IDENTITY_BLIND_TO_PRUNE =
   "per-identity reads only identities with a flag true, so it never sees a stale client control on an identity whose flags are both false, which --prune must delete";
 
 const pages = (n: number) => Math.max(1, Math.ceil(n / LISTING_PAGE));
-const fmt = (n: number) => n.toLocaleString("en-US");
+const fmt = thousands;
 const secs = (requests: number, rate: number) => {
   const s = requests / Math.max(rate, 0.001);
   return s < 10 ? `${Math.round(s * 10) / 10} s` : `${fmt(Math.round(s))} s`;

@@ -3,6 +3,7 @@
  * carries its label and its exact count as text, so the chart is also the table (and a test can
  * read what is shown).
  */
+import { thousands } from "../../thousands.ts";
 import { html, type SafeHtml } from "./html-text.ts";
 
 export interface Bar {
@@ -34,7 +35,7 @@ export function barChart(id: string, title: string, bars: readonly Bar[]): SafeH
 <text class="bar-label" x="${LABEL_W - 8}" y="${y + 15}" text-anchor="end">${b.label}</text>
 <rect class="bar-track" x="${LABEL_W}" y="${y + 3}" width="${BAR_W}" height="${ROW - 6}"></rect>
 <rect class="bar ${b.tone ?? "bar-info"}" x="${LABEL_W}" y="${y + 3}" width="${w}" height="${ROW - 6}"></rect>
-<text class="bar-count" x="${LABEL_W + BAR_W + 8}" y="${y + 15}">${b.count.toLocaleString("en-US")}</text>
+<text class="bar-count" x="${LABEL_W + BAR_W + 8}" y="${y + 15}">${thousands(b.count)}</text>
 </g>`;
   });
   return html`<svg id="${id}" class="chart" role="img" aria-label="${title}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg"><title>${title}</title>${rows}</svg>`;

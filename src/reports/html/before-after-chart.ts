@@ -3,6 +3,7 @@
  * found and, under it, a bar of what is left once its own actions are done, with both counts as
  * text (`487 → 0`), so that a reviewer sees at once what the run changed.
  */
+import { thousands } from "../../thousands.ts";
 import { html, type SafeHtml } from "./html-text.ts";
 
 export interface BeforeAfter {
@@ -39,7 +40,7 @@ export function beforeAfterChart(
 <rect class="bar-track" x="${LABEL_W}" y="${y + 3}" width="${BAR_W}" height="${ROW - 8}"></rect>
 <rect class="bar bar-before" x="${LABEL_W}" y="${y + 3}" width="${scale(r.before)}" height="${(ROW - 8) / 2}"><title>found: ${r.before}</title></rect>
 <rect class="bar ${r.tone}" x="${LABEL_W}" y="${y + 3 + (ROW - 8) / 2}" width="${scale(r.after)}" height="${(ROW - 8) / 2}"><title>left after the run: ${r.after}</title></rect>
-<text class="bar-count" x="${LABEL_W + BAR_W + 8}" y="${y + 20}">${r.before.toLocaleString("en-US")} → ${r.after.toLocaleString("en-US")}</text>
+<text class="bar-count" x="${LABEL_W + BAR_W + 8}" y="${y + 20}">${thousands(r.before)} → ${thousands(r.after)}</text>
 </g>`;
   });
   return html`<svg id="${id}" class="chart" role="img" aria-label="${title}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg"><title>${title}</title>${body}</svg>`;

@@ -3,6 +3,7 @@
  * the charts, the requests, the changes since the previous reconcile, and the table's shell. The
  * rows themselves are streamed in between by `write-report-html.ts`.
  */
+import { thousands } from "../../thousands.ts";
 import { type RunSummary, revertLine } from "../summary.ts";
 import { html, SafeHtml } from "./html-text.ts";
 import { findingsChart, outcomesChart, steerMarks } from "./report-charts.ts";
@@ -73,7 +74,7 @@ export function displayUrl(url: string | null): string {
   }
 }
 
-const n = (v: number) => v.toLocaleString("en-US");
+const n = thousands;
 
 function requestsTable(s: RunSummary): SafeHtml {
   const entries = Object.entries(s.requests);

@@ -5,6 +5,7 @@
  * under the bars, with a tick wherever they happened.
  */
 import { noun } from "../../plural.ts";
+import { thousands } from "../../thousands.ts";
 import { html, type SafeHtml } from "./html-text.ts";
 
 /** One second of traffic, as the platform client measured it. */
@@ -106,7 +107,7 @@ export function timelineChart(
     retries: total("retries"),
     ambiguous: total("ambiguous"),
   };
-  const caption = html`<p class="timeline-totals" data-requests="${totals.requests}" data-rate-limited="${totals.rateLimited}" data-retries="${totals.retries}" data-ambiguous="${totals.ambiguous}">${totals.requests.toLocaleString("en-US")} ${noun(totals.requests, "request")}, ${totals.rateLimited} answered 429, ${totals.retries} ${noun(totals.retries, "retry", "retries")}, ${totals.ambiguous} ambiguous ${noun(totals.ambiguous, "outcome")}.</p>`;
+  const caption = html`<p class="timeline-totals" data-requests="${totals.requests}" data-rate-limited="${totals.rateLimited}" data-retries="${totals.retries}" data-ambiguous="${totals.ambiguous}">${thousands(totals.requests)} ${noun(totals.requests, "request")}, ${totals.rateLimited} answered 429, ${totals.retries} ${noun(totals.retries, "retry", "retries")}, ${totals.ambiguous} ambiguous ${noun(totals.ambiguous, "outcome")}.</p>`;
   if (points.length === 0) {
     return html`${caption}<p class="muted">No platform request was recorded for this run.</p>`;
   }
