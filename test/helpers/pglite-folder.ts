@@ -9,30 +9,22 @@
  * current build, and a copy is cheaper than unpacking the tarball.
  *
  * It is kept in `node_modules/.cache/controls-migrate-tests/` (build tools' cache folder, ignored
- * by git and removed by `npm ci`), named after the PGlite version that made it. A process builds
- * it in a folder of its own and renames that into place: a reader sees a whole folder or none, and
- * two processes that build it at once both use the one that landed first.
+ * by git and removed by `npm ci`), named after the PGlite version that made it, and built once
+ * however many test processes start at the same moment (`build-once.ts`): the suite's first four
+ * test files each ran initdb when they built it side by side, 4–5 s of CPU and 700 MB each.
  *
  * @example
  *   await copyInitialisedPgliteFolder(join(dir, "data"));
  */
 import { createHash } from "node:crypto";
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-} from "node:fs";
+import { cpSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openPgliteThread } from "../../src/db/connection/connect.ts";
 import { migrateToLatest } from "../../src/db/connection/migrate.ts";
 import { installedPgliteVersion } from "../../src/db/connection/pglite-template.ts";
 import { silentLogger } from "../../src/log.ts";
+import { buildOnce } from "./build-once.ts";
 
 const CACHE = fileURLToPath(
   new URL("../../node_modules/.cache/controls-migrate-tests/", import.meta.url),
@@ -80,7 +72,7 @@ function migratedPgliteFolder(): Promise<string> {
 }
 
 /**
- * `CACHE/<name>/data`, made when missing: `prepare` fills a new data folder (or leaves it to
+ * `CACHE/<name>/data`, made once when missing: `prepare` fills a new data folder (or leaves it to
  * PGlite's initdb), which is then opened (and migrated with `migrate`) and closed.
  */
 async function cachedFolder(
@@ -88,27 +80,14 @@ async function cachedFolder(
   prepare: (dataDir: string) => void | Promise<void>,
   migrate = false,
 ): Promise<string> {
-  const home = join(CACHE, name);
-  const dataDir = join(home, "data");
-  if (existsSync(join(dataDir, "PG_VERSION"))) return dataDir;
-  mkdirSync(CACHE, { recursive: true });
-  const building = mkdtempSync(join(CACHE, "building-"));
-  try {
-    await prepare(join(building, "data"));
-    const handle = await openPgliteThread({ dataDir: join(building, "data") });
+  const home = await buildOnce(join(CACHE, name), async (into) => {
+    await prepare(join(into, "data"));
+    const handle = await openPgliteThread({ dataDir: join(into, "data") });
     try {
       if (migrate) await migrateToLatest(handle.db, silentLogger);
     } finally {
       await handle.close();
     }
-    try {
-      renameSync(building, home);
-    } catch (err) {
-      // Another process landed its folder first: use that one.
-      if (!existsSync(join(dataDir, "PG_VERSION"))) throw err;
-    }
-  } finally {
-    rmSync(building, { recursive: true, force: true });
-  }
-  return dataDir;
+  });
+  return join(home, "data");
 }
