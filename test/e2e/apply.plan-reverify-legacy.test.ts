@@ -4,8 +4,7 @@
  * own migration (`skipped:awaiting_platform_migration`), unless `--no-wait-for-platform`.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Sandbox } from "controls-sandbox";
@@ -14,6 +13,7 @@ import type { RunSummary } from "../../src/reports/summary.ts";
 import { runCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
 
 const N = 400;
 const SEED = 47;
@@ -39,7 +39,7 @@ for (const backend of backends) {
     let target: TestTarget;
     let env: Record<string, string>;
     let rig: CliRig;
-    const out = mkdtempSync(join(tmpdir(), "cm-e2e-plan-legacy-"));
+    const out = tempDir("cm-e2e-plan-legacy-");
     const cli = (args: string[]) => runCli([...args, ...target.args, "--no-progress"], env);
 
     before(async () => {

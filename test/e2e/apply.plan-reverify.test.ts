@@ -4,8 +4,6 @@
  * create on the path the creates share (issue 13 §2).
  */
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Sandbox } from "controls-sandbox";
@@ -14,6 +12,7 @@ import type { RunSummary } from "../../src/reports/summary.ts";
 import { runCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
 
 const N = 3000;
 const SEED = 31;
@@ -45,7 +44,7 @@ for (const backend of backends) {
     let sandbox: Sandbox;
     let target: TestTarget;
     let env: Record<string, string>;
-    const out = mkdtempSync(join(tmpdir(), "cm-e2e-plan-"));
+    const out = tempDir("cm-e2e-plan-");
     const cli = (args: string[]) => runCli([...args, ...target.args, "--no-progress"], env);
 
     let rig: CliRig;

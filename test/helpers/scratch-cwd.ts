@@ -6,18 +6,12 @@
  * @example
  *   spawn(process.execPath, [...CLI_ENTRY, "plan"], { cwd: scratchCwd() });
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { tempDir } from "./temp-dir.ts";
 
 let folder: string | undefined;
 
 /** The per-process scratch folder (made on first use, removed when the process exits). */
 export function scratchCwd(): string {
-  if (folder === undefined) {
-    const dir = mkdtempSync(join(tmpdir(), "cm-test-cwd-"));
-    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
-    folder = dir;
-  }
+  folder ??= tempDir("cm-test-cwd-");
   return folder;
 }

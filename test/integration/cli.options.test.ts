@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { runCli } from "../helpers/cli.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
 
 const env = {
   API_BASE_URL: "http://127.0.0.1:9",
@@ -11,7 +10,7 @@ const env = {
   OAUTH_CLIENT_ID: "c",
   OAUTH_CLIENT_SECRET: "s",
 };
-const dataDir = () => ["--data-dir", join(mkdtempSync(join(tmpdir(), "cm-opts-")), "db")];
+const dataDir = () => ["--data-dir", join(tempDir("cm-opts-"), "db")];
 
 describe("command-line options from the options table", () => {
   it("apply refuses --resume together with --plan through yargs, before any work", async () => {

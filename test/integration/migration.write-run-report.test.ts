@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
@@ -10,6 +9,7 @@ import { writeRunReport } from "../../src/migration/run/report.ts";
 import { DIFF_COLUMNS } from "../../src/reports/csv.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
 
 const summary = (runId: string): Omit<RunSummary, "reports"> => ({
   run_id: runId,
@@ -54,7 +54,7 @@ for (const b of backends) {
           { ...finding, identity_id: "pruned", prunable: true },
         ])
         .execute();
-      const dir = mkdtempSync(join(tmpdir(), "cm-report-"));
+      const dir = tempDir("cm-report-");
       await writeRunReport(h.db, summary("p1"), dir, false);
       const lines = readFileSync(join(dir, "diff.csv"), "utf8").trim().split("\n").slice(1);
       const action = (id: string) =>
@@ -74,7 +74,7 @@ for (const b of backends) {
         from generate_series(1, 12345) n
       `.execute(h.db);
       const ids = (all: boolean) => {
-        const dir = mkdtempSync(join(tmpdir(), "cm-report-"));
+        const dir = tempDir("cm-report-");
         return writeRunReport(h.db, summary("big"), dir, all).then(() =>
           readFileSync(join(dir, "diff.csv"), "utf8")
             .trim()
@@ -130,7 +130,7 @@ for (const b of backends) {
           },
         ])
         .execute();
-      const dir = mkdtempSync(join(tmpdir(), "cm-report-"));
+      const dir = tempDir("cm-report-");
       await writeRunReport(h.db, { ...summary("a1"), mode: "apply" }, dir, false);
       const csv = readFileSync(join(dir, "diff.csv"), "utf8").trim().split("\n");
       assert.equal(csv.length, 2, csv.join("\n"));

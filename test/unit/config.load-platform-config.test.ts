@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { inspect } from "node:util";
 import { loadGlobalConfig, loadPlatformConfig, loadSourceConfig } from "../../src/config.ts";
 import { UserError } from "../../src/errors.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
 
 const baseEnv = {
   API_BASE_URL: "https://api.example.com",
@@ -64,7 +64,7 @@ describe("loadPlatformConfig", () => {
   });
 
   it("reads the secret from a file and never prints it", () => {
-    const dir = mkdtempSync(join(tmpdir(), "cm-"));
+    const dir = tempDir("cm-");
     const file = join(dir, "secret");
     writeFileSync(file, "file-secret-123\n");
     const { OAUTH_CLIENT_SECRET: _drop, ...env } = baseEnv;

@@ -1,23 +1,16 @@
 import assert from "node:assert/strict";
-import {
-  lstatSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { lstatSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { DIFF_COLUMNS, type DiffRow, neutraliseCell, writeDiffCsv } from "../../src/reports/csv.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
 
 const row = (over: Partial<DiffRow>): DiffRow =>
   Object.fromEntries(DIFF_COLUMNS.map((c) => [c, over[c] ?? null])) as DiffRow;
 
 describe("writeDiffCsv", () => {
   it("writes exactly the documented header", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "cm-csv-")), "diff.csv");
+    const file = join(tempDir("cm-csv-"), "diff.csv");
     await writeDiffCsv(file, (async function* () {})());
     assert.equal(
       readFileSync(file, "utf8").trim(),
@@ -26,7 +19,7 @@ describe("writeDiffCsv", () => {
   });
 
   it("neutralises spreadsheet formulas in every text cell", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "cm-csv-")), "diff.csv");
+    const file = join(tempDir("cm-csv-"), "diff.csv");
     const evil = ['=HYPERLINK("http://evil.example","x")', "+1+1", "-2", "@SUM(A1)", "\tx", "\rx"];
     const n = await writeDiffCsv(
       file,
@@ -43,7 +36,7 @@ describe("writeDiffCsv", () => {
   });
 
   it("writes booleans as true/false, dates as ISO-8601 and nulls as empty cells", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "cm-csv-")), "diff.csv");
+    const file = join(tempDir("cm-csv-"), "diff.csv");
     const at = new Date("2026-01-02T03:04:05.000Z");
     await writeDiffCsv(
       file,
@@ -91,7 +84,7 @@ describe("writeDiffCsv", () => {
   });
 
   it("escapes ESC, BEL, DEL, C1 and bidi-override characters visibly in every text cell", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "cm-csv-")), "diff.csv");
+    const file = join(tempDir("cm-csv-"), "diff.csv");
     const id = "a\u001b[31mb\u0007c\u007fd\u009be\u202Ef\u2066g";
     await writeDiffCsv(
       file,
@@ -108,7 +101,7 @@ describe("writeDiffCsv", () => {
   });
 
   it("replaces a symbolic link planted under the file's name instead of writing through it", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "cm-csv-"));
+    const dir = tempDir("cm-csv-");
     const victim = join(dir, "victim.txt");
     writeFileSync(victim, "precious");
     symlinkSync(victim, join(dir, "diff.csv"));

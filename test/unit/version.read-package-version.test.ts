@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { readPackageVersion, TOOL_VERSION } from "../../src/version.ts";
 import { REPO_ROOT } from "../helpers/cli.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
 
 describe("readPackageVersion", () => {
   it("gives the version written in package.json, the only place it is written", () => {
@@ -13,7 +13,7 @@ describe("readPackageVersion", () => {
   });
 
   it("finds the package's own package.json from a built file nested deeper, skipping others", () => {
-    const root = mkdtempSync(join(tmpdir(), "cm-version-"));
+    const root = tempDir("cm-version-");
     writeFileSync(
       join(root, "package.json"),
       JSON.stringify({ name: "controls-migrate", version: "9.8.7" }),
