@@ -1,48 +1,103 @@
 #!/usr/bin/env node
 /**
- * `npm test`'s runner: `node <args>` (the node:test command), with the suite's temporary files
- * (every PGlite test database is a copied folder of about a thousand files, every CLI child a
- * reports folder) on a tmpfs when `/dev/shm` is one with room to spare. Creating and removing
- * those files on a journalled disk cost the suite's processes a second of system CPU in twenty.
- * A `TMPDIR` already set is kept; without such a tmpfs nothing changes. The folder is removed
- * when the run ends, whatever its exit; the run's exit code (or signal) is this process's.
+ * `npm test`'s runner: `node <args>` (the node:test command) with a temporary folder of the run's
+ * own as TMPDIR, and a check that the suite is hermetic.
+ *
+ * - The folder is made on a tmpfs when `/dev/shm` is one with room to spare (every PGlite test
+ *   database is a copied folder of about a thousand files, every CLI child a reports folder;
+ *   making and removing them on a journalled disk cost the suite's processes a second of system
+ *   CPU in twenty), inside the caller's `TMPDIR` when one is set, else in the system's.
+ * - When the run ends, every test must have removed what it wrote there (tsx's compile cache,
+ *   `tsx-<uid>`, aside), and the working tree must hold no file that `git status --ignored` did not
+ *   show before the run (`node_modules/` and `dist/`, the dependencies' and the build's caches,
+ *   are folders git shows whole). Whatever a test left behind is named, and the run exits 1 even
+ *   when every test passed. Outside a git checkout only the temporary folder is checked. A file
+ *   that was already modified before the run is not compared again.
+ * - The folder is removed whatever the exit; the run's exit code (or signal) is this process's.
  *
  * @example
  *   node scripts/run-suite.mjs --test --test-concurrency=4 test/unit/*.test.js
  */
-import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync, statfsSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statfsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const TMPFS_MAGIC = 0x01021994;
 /** Room the suite's temporary files need at most, four files at a time, with margin. */
 const ROOM_BYTES = 4 * 1024 ** 3;
+/** What a run may leave in its temporary folder: tsx's compile cache. */
+const TOOL_CACHE = /^tsx-\d+$/;
 
-function tmpfsFolder() {
-  if (process.env.TMPDIR) return undefined;
+function roomyTmpfs() {
   try {
     const fs = statfsSync("/dev/shm");
-    if (fs.type !== TMPFS_MAGIC || fs.bavail * fs.bsize < ROOM_BYTES) return undefined;
-    const dir = mkdtempSync("/dev/shm/controls-migrate-suite-");
-    // As /tmp is: tests run as root hand PostgreSQL's initdb a folder of the postgres account.
-    chmodSync(dir, 0o1777);
-    return dir;
+    return fs.type === TMPFS_MAGIC && fs.bavail * fs.bsize >= ROOM_BYTES;
+  } catch {
+    return false;
+  }
+}
+
+function suiteFolder() {
+  const base = process.env.TMPDIR || (roomyTmpfs() ? "/dev/shm" : tmpdir());
+  const dir = mkdtempSync(join(base, "controls-migrate-suite-"));
+  // As /tmp is: tests run as root hand PostgreSQL's initdb a folder of the postgres account.
+  chmodSync(dir, 0o1777);
+  return dir;
+}
+
+/** `git status` lines of the working tree, ignored files included; undefined outside a checkout. */
+function treeStatus() {
+  try {
+    const out = execFileSync(
+      "git",
+      ["status", "--porcelain=v1", "-z", "--ignored=traditional", "--untracked-files=all"],
+      { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], maxBuffer: 64 * 1024 ** 2 },
+    );
+    return new Set(out.split("\0").filter(Boolean));
   } catch {
     return undefined;
   }
 }
 
-const dir = tmpfsFolder();
+/** What the run left behind: in its temporary folder, and new in the working tree. */
+function leftBehind(dir, treeBefore) {
+  const left = readdirSync(dir)
+    .filter((name) => !TOOL_CACHE.test(name))
+    .map((name) => `TMPDIR: ${name}`);
+  const after = treeBefore === undefined ? undefined : treeStatus();
+  for (const line of after ?? []) {
+    if (!treeBefore.has(line)) left.push(`working tree: ${line}`);
+  }
+  return left;
+}
+
+const dir = suiteFolder();
+const treeBefore = treeStatus();
+if (treeBefore === undefined) {
+  process.stderr.write("run-suite: not a git checkout; only the temporary folder is checked.\n");
+}
 const child = spawn(process.execPath, process.argv.slice(2), {
   stdio: "inherit",
-  env: dir === undefined ? process.env : { ...process.env, TMPDIR: dir },
+  env: { ...process.env, TMPDIR: dir },
 });
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(signal, () => child.kill(signal));
 }
 child.on("exit", (code, signal) => {
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  const left = signal === null ? leftBehind(dir, treeBefore) : [];
+  rmSync(dir, { recursive: true, force: true });
   if (signal !== null) {
     process.removeAllListeners(signal);
     process.kill(process.pid, signal);
-  } else process.exit(code ?? 1);
+    return;
+  }
+  if (left.length > 0) {
+    const shown = left.slice(0, 40).map((l) => `  ${l}\n`);
+    const more = left.length > 40 ? `  … and ${left.length - 40} more\n` : "";
+    process.stderr.write(
+      `run-suite: the tests left ${left.length} file(s) behind; a test writes only under a temporary folder it removes:\n${shown.join("")}${more}`,
+    );
+  }
+  process.exit(code !== 0 ? (code ?? 1) : left.length > 0 ? 1 : 0);
 });
