@@ -5,11 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
+import { MIGRATION_NAMES } from "../../migrations/names.ts";
 import { REPO_ROOT } from "../helpers/cli.ts";
 
 const run = promisify(execFile);
@@ -105,10 +106,21 @@ describe("the tarball packed from a fresh checkout", { timeout: 1_800_000 }, () 
     const root = join(tmp, "prefix", "lib", "node_modules", "controls-migrate");
     const meta = JSON.parse(readFileSync(join(root, "dist/pglite/template.json"), "utf8")) as {
       pglite: string;
+      migrations: string[];
     };
     const pglite = JSON.parse(
       readFileSync(join(root, "node_modules/@electric-sql/pglite/package.json"), "utf8"),
     ) as { version: string };
     assert.equal(meta.pglite, pglite.version);
+    assert.deepEqual(meta.migrations, MIGRATION_NAMES);
+  });
+
+  it("keeps the template it ships in the build cache this checkout shares, byte for byte", (t) => {
+    if (skip) return t.skip(skip);
+    const root = join(tmp, "prefix", "lib", "node_modules", "controls-migrate");
+    const shipped = readFileSync(join(root, "dist/pglite/template.tar.gz"));
+    const cache = join(REPO_ROOT, "node_modules/.cache/controls-migrate-build");
+    const kept = readdirSync(cache).filter((f) => readFileSync(join(cache, f)).equals(shipped));
+    assert.equal(kept.length, 1, `no file of ${cache} is the shipped template`);
   });
 });
