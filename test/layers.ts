@@ -103,7 +103,7 @@ export const LAYERS: readonly Layer[] = Object.freeze([
   {
     name: "scripts",
     paths: ["scripts/"],
-    role: "repository scripts, not the product: `demo.ts` (`npm run demo`, through `run-demo.mjs`, which runs the build's bundle of it, `dist/demo.mjs`, when current) and `sandbox-from-db.ts` (`npm run sandbox:from-db`) run the CLI's code with the sandbox from the workspace; `build-bundle.ts` (the CLI's bundle and code cache, the demo's bundle) and `build-pglite-template.ts` (the template, schema included), run by `npm run build`; `compile-suite.mjs` (`npm test` runs the tests as JavaScript compiled beside their sources, without tsx's module hooks) and `run-suite.mjs` (node:test with the suite's temporary files on a tmpfs); README generators",
+    role: "repository scripts, not the product: `demo.ts` (`npm run demo`, through `run-demo.mjs`, which runs the build's bundle of it, `dist/demo.mjs`, when current) and `sandbox-from-db.ts` (`npm run sandbox:from-db`) run the CLI's code with the sandbox from the workspace; `build-bundle.ts` (the CLI's bundle and code cache, the demo's bundle) and `build-pglite-template.ts` (the template, schema included), run by `npm run build`; `compile-suite.mjs` (`npm test` runs the tests as JavaScript compiled beside their sources, without tsx's module hooks, and the sandbox as one file, `bundle-sandbox.mjs`) and `run-suite.mjs` (node:test with the suite's temporary files on a tmpfs); README generators",
     mayImport: [
       "cli",
       "commands",
