@@ -9,11 +9,18 @@
  *
  * A `.js` file whose `.ts` is gone (renamed or deleted) is removed, so no stale test runs.
  * `node --import tsx --test FILE.ts` still runs any test from its sources.
+ *
+ * Then, when a sandbox source is newer than it, the sandbox package is bundled into one ES module
+ * file (`scripts/bundle-sandbox.mjs`, `packages/sandbox/suite-bundle/index.js`), which the same
+ * condition gives the CLI's tests and their children as `controls-sandbox`: loading it costs a
+ * process a third of the CPU that the package's several hundred modules do. The package's own
+ * tests import its sources by relative paths, so they test those.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { bundleSandbox } from "./bundle-sandbox.mjs";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 /** The folders tsconfig.suite.json compiles in place (and .gitignore's `*.js` rules name). */
@@ -51,3 +58,4 @@ execFileSync(process.execPath, [tsc, "-p", join(ROOT, "tsconfig.suite.json")], {
   cwd: ROOT,
   stdio: "inherit",
 });
+await bundleSandbox();

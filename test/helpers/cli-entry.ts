@@ -95,6 +95,13 @@ export function moduleUrl(tsPath: string): string {
   return pathToFileURL(SUITE_COMPILED ? compiledBeside(tsPath) : tsPath).href;
 }
 
+/**
+ * Node's arguments under which a child resolves `controls-sandbox` as this suite does: when it
+ * runs compiled, the condition that names the sandbox's one-file bundle (`spawnSandbox`'s bin then
+ * runs it without tsx); from sources, none.
+ */
+export const SANDBOX_CONDITION: readonly string[] = SUITE_COMPILED ? [COMPILED_CONDITION] : [];
+
 /** `--import tsx` when a child loads `.ts` modules (see {@link moduleUrl}); compiled, the condition. */
 export const TSX_FOR_MODULES: readonly string[] = SUITE_COMPILED
   ? [COMPILED_CONDITION]

@@ -5,7 +5,7 @@
  * start it.
  */
 
-export { sandboxYargs, stopSignal } from "./cli/main.ts";
+export { runSandboxCli, sandboxYargs, stopSignal } from "./cli/main.ts";
 export {
   type SandboxCliOptions,
   SandboxUsageError,
