@@ -9,10 +9,10 @@
  *   CPU in twenty), inside the caller's `TMPDIR` when one is set, else in the system's.
  * - When the run ends, every test must have removed what it wrote there (tsx's compile cache,
  *   `tsx-<uid>`, aside), and the working tree must hold no file that `git status --ignored` did not
- *   show before the run (`node_modules/` and `dist/`, the dependencies' and the build's caches,
- *   are folders git shows whole). Whatever a test left behind is named, and the run exits 1 even
- *   when every test passed. Outside a git checkout only the temporary folder is checked. A file
- *   that was already modified before the run is not compared again.
+ *   show before the run, `node_modules/` and `dist/` aside (the dependencies and the build, with
+ *   their caches: the suite's PGlite folders, the build's template). Whatever a test left behind
+ *   is named, and the run exits 1 even when every test passed. Outside a git checkout only the
+ *   temporary folder is checked. A file already modified before the run is not compared again.
  * - The folder is removed whatever the exit; the run's exit code (or signal) is this process's.
  *
  * @example
@@ -51,7 +51,18 @@ function treeStatus() {
   try {
     const out = execFileSync(
       "git",
-      ["status", "--porcelain=v1", "-z", "--ignored=traditional", "--untracked-files=all"],
+      [
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--ignored=traditional",
+        "--untracked-files=all",
+        "--",
+        ".",
+        // The dependencies' and the build's folders, caches included: not the tests' to keep clean.
+        ":(exclude,glob)**/node_modules/**",
+        ":(exclude)dist",
+      ],
       { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], maxBuffer: 64 * 1024 ** 2 },
     );
     return new Set(out.split("\0").filter(Boolean));

@@ -95,7 +95,7 @@ describe("npm test's runner (scripts/run-suite.mjs)", () => {
     before(() => {
       repo = mkdtempSync(join(tmpdir(), "run-suite-repo-"));
       const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "ignore" });
-      writeFileSync(join(repo, ".gitignore"), "reports/*\n.data/\n");
+      writeFileSync(join(repo, ".gitignore"), "reports/*\n.data/\nnode_modules/\ndist/\n");
       writeFileSync(join(repo, "tracked.txt"), "a\n");
       git("init", "-q");
       git("add", "-A");
@@ -120,14 +120,14 @@ describe("npm test's runner (scripts/run-suite.mjs)", () => {
       assert.doesNotMatch(r.stderr, /mine-already/);
     });
 
-    it("passes a run that wrote only where it may", () => {
+    it("passes a run that wrote only where it may: its TMPDIR, the dependencies' and the build's folders", () => {
       execFileSync("git", ["checkout", "-q", "--", "tracked.txt"], { cwd: repo });
       for (const path of ["stray.txt", ".data", "reports"]) {
         rmSync(join(repo, path), { recursive: true, force: true });
       }
       const r = run(
         child(
-          `fs.writeFileSync(p.join(os.tmpdir(),"t"),"x");fs.rmSync(p.join(os.tmpdir(),"t"))`,
+          `fs.writeFileSync(p.join(os.tmpdir(),"t"),"x");fs.rmSync(p.join(os.tmpdir(),"t"));fs.mkdirSync("node_modules/.cache/t",{recursive:true});fs.writeFileSync("node_modules/.cache/t/f","x");fs.mkdirSync("packages/a/node_modules",{recursive:true});fs.writeFileSync("packages/a/node_modules/f","x");fs.mkdirSync("dist");fs.writeFileSync("dist/f","x")`,
           0,
         ),
         {
