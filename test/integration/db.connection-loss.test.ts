@@ -324,6 +324,29 @@ describe("lost PostgreSQL connections", {
     }
   });
 
+  it("taking and releasing the writer lock 20 times leaves no listener on the pooled clients it goes back to", async () => {
+    const pool = handle.postgres!.pool;
+    /** The most lost-session listeners any idle client carries. */
+    const listeners = async () => {
+      const idle = await Promise.all(Array.from({ length: pool.idleCount }, () => pool.connect()));
+      const most = Math.max(
+        0,
+        ...idle.map((c) => c.listenerCount("error") + c.listenerCount("end")),
+      );
+      for (const c of idle) c.release();
+      return most;
+    };
+    const takeAndRelease = async () => {
+      const lock = await acquireRunLock(handle);
+      assert.ok(lock);
+      await lock.release();
+    };
+    await takeAndRelease();
+    const once = await listeners();
+    for (let i = 0; i < 20; i++) await takeAndRelease();
+    assert.equal(await listeners(), once);
+  });
+
   it("a run whose lock another writer took meanwhile stops: every later statement fails with a clear message", async () => {
     // The run reaches the server through a proxy, so the test can keep it from reconnecting while
     // another writer takes the lock.

@@ -88,6 +88,8 @@ class WriterLock implements RunLock {
   /** Pending while the lock is being taken again; rejected for good when that failed. */
   #retaking: Promise<void> | undefined;
   #released = false;
+  /** Takes the lost-session listeners off the client held, which goes back to the pool. */
+  #unwatch: (() => void) | undefined;
 
   constructor(session: PostgresSession, client: pg.PoolClient, pid: number) {
     this.#session = session;
@@ -106,6 +108,7 @@ class WriterLock implements RunLock {
     const client = this.#client;
     this.#client = undefined;
     if (!client) return;
+    this.#unwatch?.();
     try {
       await client.query("select pg_advisory_unlock($1)", [WRITER_LOCK_KEY]);
       client.release();
@@ -115,15 +118,24 @@ class WriterLock implements RunLock {
     }
   }
 
+  /**
+   * Listens for the loss of the lock's session until the client goes back to the pool: a pooled
+   * client kept each lock's listeners before, 11 of each after 11 runs in one process.
+   */
   #watch(client: pg.PoolClient): void {
     const onLost = () => this.#lost(client);
     client.once("error", onLost);
     client.once("end", onLost);
+    this.#unwatch = () => {
+      client.off("error", onLost);
+      client.off("end", onLost);
+    };
   }
 
   #lost(client: pg.PoolClient): void {
     if (this.#released || this.#client !== client) return;
     this.#client = undefined;
+    this.#unwatch?.();
     client.release(true);
     const { logger } = this.#session.reconnect.options;
     logger.warn(
