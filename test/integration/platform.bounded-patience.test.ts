@@ -138,8 +138,7 @@ describe("bounded answers and one redirect policy", { timeout: 30_000 }, () => {
         reply.raw.writeHead(200, { "content-type": "application/json" });
         const chunk = Buffer.alloc(1024 * 1024, 0x20);
         for (let i = 0; i < 40 && !reply.raw.destroyed; i++) {
-          if (!reply.raw.write(chunk))
-            await new Promise((r) => reply.raw.once("drain", r).once("close", r));
+          if (!reply.raw.write(chunk)) await drainedOrClosed(reply.raw);
         }
         reply.raw.end();
         return reply;
@@ -178,3 +177,16 @@ describe("bounded answers and one redirect policy", { timeout: 30_000 }, () => {
     assert.equal(p.calls["POST /oauth2/token"], 1, "asked once: a redirect is not retried");
   });
 });
+
+/** Resolves when `res` drains or closes, and leaves no listener of either behind. */
+function drainedOrClosed(res: NodeJS.WritableStream): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.once("drain", done);
+    res.once("close", done);
+  });
+}
