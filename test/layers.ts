@@ -173,7 +173,7 @@ export const LAYERS: readonly Layer[] = Object.freeze([
   {
     name: "tests",
     paths: ["test/"],
-    role: "the CLI's tests: `unit/` (pure logic), `integration/` (PGlite + PostgreSQL, sandbox over HTTP), `e2e/` (CLI child processes ↔ sandbox, bad-input corpus), `helpers/` (each PGlite test database a copy of one of two folders initialised once for the suite in `node_modules/.cache/`, empty or migrated, `pglite-folder.ts`, its thread run from the current build), `bench/` (`npm run bench`), `chaos/` (`npm run chaos`), and this table (`layers.ts`). The sandbox only through its package name (`controls-sandbox`, `controls-sandbox/test-helpers`)",
+    role: "the CLI's tests: `unit/` (pure logic), `integration/` (PGlite + PostgreSQL, sandbox over HTTP), `e2e/` (CLI child processes ↔ sandbox, bad-input corpus), `helpers/` (each PGlite test database a copy of one of two folders initialised once for the suite in `node_modules/.cache/`, empty or migrated, `pglite-folder.ts`, built by one process however many ask, `build-once.ts`, its thread run from the current build; a test's temporary folders from `temp-dir.ts`, removed when its process exits), `bench/` (`npm run bench`), `chaos/` (`npm run chaos`), and this table (`layers.ts`). The sandbox only through its package name (`controls-sandbox`, `controls-sandbox/test-helpers`)",
     mayImport: [
       "cli",
       "commands",
