@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -12,6 +12,7 @@ import { REPO_ROOT } from "../helpers/cli.ts";
 import { moduleUrl, TSX_FOR_MODULES } from "../helpers/cli-entry.ts";
 
 const BUILD_ONCE = moduleUrl(join(REPO_ROOT, "test/helpers/build-once.ts"));
+const DATA_DIR_LOCK = moduleUrl(join(REPO_ROOT, "src/db/connection/data-dir-lock.ts"));
 
 /** A process asking for `home`, whose build logs its pid to `log` and takes 300 ms. */
 function asker(home: string, log: string): Promise<{ code: number | null; out: string }> {
@@ -62,21 +63,31 @@ describe("a cached folder asked for by several test processes at once", () => {
     const home = join(dir, "dead-holder");
     const log = join(dir, "dead-holder.log");
     writeFileSync(log, "");
-    // A pid that was a process and no longer is.
-    const gone = spawnSync(process.execPath, ["--version"]).pid;
-    mkdirSync(`${home}.lock`);
-    writeFileSync(join(`${home}.lock`, "pid"), String(gone));
+    // A process that takes the lock and dies holding it.
+    const holder = spawnSync(
+      process.execPath,
+      [
+        ...TSX_FOR_MODULES,
+        "--input-type=module",
+        "-e",
+        `const { acquireDataDirLock } = await import(${JSON.stringify(DATA_DIR_LOCK)});
+         acquireDataDirLock(${JSON.stringify(home)}); process.kill(process.pid, "SIGKILL");`,
+      ],
+      { stdio: "inherit" },
+    );
+    assert.equal(holder.signal, "SIGKILL");
+    assert.ok(existsSync(`${home}.lock`), "the dead process left its lock");
     const run = await asker(home, log);
     assert.equal(run.code, 0);
     assert.deepEqual(builders(log), [run.out]);
   });
 
-  it("is built by the next process when a lock has had no pid for more than 10 s", async () => {
-    const home = join(dir, "no-pid");
-    const log = join(dir, "no-pid.log");
+  it("is built by the next process when a lock was not touched for longer than the stale time", async () => {
+    const home = join(dir, "stale");
+    const log = join(dir, "stale.log");
     writeFileSync(log, "");
-    mkdirSync(`${home}.lock`);
-    const old = new Date(Date.now() - 60_000);
+    writeFileSync(`${home}.lock`, "not a holder\n");
+    const old = new Date(Date.now() - 120_000);
     utimesSync(`${home}.lock`, old, old);
     const run = await asker(home, log);
     assert.equal(run.code, 0);
