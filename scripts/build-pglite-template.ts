@@ -13,12 +13,10 @@
  * checkout that shares these node_modules (the package test's fresh checkout, a worktree) copies
  * it instead of running initdb again (about 6 s of CPU). `npm ci` empties that cache.
  */
-import { createHash } from "node:crypto";
 import {
   existsSync,
   mkdirSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -29,6 +27,7 @@ import { dirname, join } from "node:path";
 import {
   findTemplate,
   installedPgliteVersion,
+  migrationsFingerprint,
   writeTemplate,
 } from "../src/db/connection/pglite-template.ts";
 import { packageRoot } from "../src/version.ts";
@@ -73,16 +72,7 @@ try {
 
 /** The cache's name for the template this PGlite and these migrations make. */
 function cachedTemplatePath(): string {
-  const hash = createHash("sha256").update(
-    readFileSync(join(root, "src/db/connection/migrate.ts")),
-  );
-  const folder = join(root, "migrations");
-  for (const name of readdirSync(folder)
-    .filter((f) => f.endsWith(".ts"))
-    .sort()) {
-    hash.update(name).update(readFileSync(join(folder, name)));
-  }
-  const name = `pglite-template-${installedPgliteVersion()}-${hash.digest("hex").slice(0, 16)}.tar.gz`;
+  const name = `pglite-template-${installedPgliteVersion()}-${migrationsFingerprint(root)}.tar.gz`;
   return join(root, "node_modules/.cache/controls-migrate-build", name);
 }
 

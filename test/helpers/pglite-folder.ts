@@ -16,13 +16,15 @@
  * @example
  *   await copyInitialisedPgliteFolder(join(dir, "data"));
  */
-import { createHash } from "node:crypto";
-import { cpSync, readdirSync, readFileSync } from "node:fs";
+import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openPgliteThread } from "../../src/db/connection/connect.ts";
 import { migrateToLatest } from "../../src/db/connection/migrate.ts";
-import { installedPgliteVersion } from "../../src/db/connection/pglite-template.ts";
+import {
+  installedPgliteVersion,
+  migrationsFingerprint,
+} from "../../src/db/connection/pglite-template.ts";
 import { silentLogger } from "../../src/log.ts";
 import { buildOnce } from "./build-once.ts";
 
@@ -30,9 +32,7 @@ const CACHE = fileURLToPath(
   new URL("../../node_modules/.cache/controls-migrate-tests/", import.meta.url),
 );
 
-const MIGRATIONS = fileURLToPath(new URL("../../migrations/", import.meta.url));
-/** What applies them, hashed with them. */
-const MIGRATOR = fileURLToPath(new URL("../../src/db/connection/migrate.ts", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 let folder: Promise<string> | undefined;
 let migratedFolder: Promise<string> | undefined;
@@ -58,14 +58,8 @@ function initialisedPgliteFolder(): Promise<string> {
 /** The migrated database's cached folder, named after the migrations' sources (and migrate.ts). */
 function migratedPgliteFolder(): Promise<string> {
   migratedFolder ??= (async () => {
-    const hash = createHash("sha256").update(readFileSync(MIGRATOR));
-    for (const name of readdirSync(MIGRATIONS)
-      .filter((f) => f.endsWith(".ts"))
-      .sort()) {
-      hash.update(name).update(readFileSync(join(MIGRATIONS, name)));
-    }
     const empty = await initialisedPgliteFolder();
-    const name = `pglite-${installedPgliteVersion()}-migrated-${hash.digest("hex").slice(0, 12)}`;
+    const name = `pglite-${installedPgliteVersion()}-migrated-${migrationsFingerprint(ROOT)}`;
     return cachedFolder(name, (dataDir) => cpSync(empty, dataDir, { recursive: true }), true);
   })();
   return migratedFolder;

@@ -13,7 +13,8 @@
  * A template made by another PGlite version is not used (its catalog may differ), nor one holding a
  * migration this code does not know: the folder is then initialised by PGlite as before.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve, sep } from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -70,6 +71,25 @@ export function findTemplate(
   // Current: made with every migration of this code (an older one is still used, and the
   // first open applies the rest).
   return { file, current: (meta.migrations ?? []).join() === MIGRATION_NAMES.join() };
+}
+
+/**
+ * What a database migrated by this checkout depends on: a hash of the migrations' sources and of
+ * their migrator, read from a checkout's `migrations/*.ts` and `src/db/connection/migrate.ts`.
+ * Names the build's cached templates and the suite's cached migrated folder (build and tests
+ * only: an installed package ships neither source).
+ */
+export function migrationsFingerprint(root: string): string {
+  const hash = createHash("sha256").update(
+    readFileSync(join(root, "src/db/connection/migrate.ts")),
+  );
+  const folder = join(root, "migrations");
+  for (const name of readdirSync(folder)
+    .filter((f) => f.endsWith(".ts"))
+    .sort()) {
+    hash.update(name).update(readFileSync(join(folder, name)));
+  }
+  return hash.digest("hex").slice(0, 16);
 }
 
 /**
