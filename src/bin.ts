@@ -9,7 +9,10 @@
  *
  * - `--version` reads package.json and loads nothing else.
  * - A cache V8 rejects (another node version) is rewritten at exit, atomically, when the folder is
- *   writable; otherwise the bundle is compiled as usual, which is only slower.
+ *   writable; otherwise the bundle is compiled as usual, which is only slower. The flags a command
+ *   changed are set back to V8's defaults first (`v8-flags.ts`): V8 stamps a cache with the flags
+ *   in force, and a cache stamped with a command's flags would be rejected, and rewritten, at
+ *   every start after.
  * - Without a bundle (sources under tsx, or a tsc-only build) it imports `cli.ts` / `cli.js`.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
@@ -17,6 +20,7 @@ import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Script } from "node:vm";
+import { restoreV8FlagDefaults } from "./v8-flags.ts";
 import { asksVersionOnly, TOOL_VERSION } from "./version.ts";
 
 /** The bundle beside the compiled launcher: `dist/src/bin.js` → `dist/cli.cjs`. */
@@ -42,6 +46,7 @@ function runBundle(file: string): void {
     // At exit, so the cache also holds the functions this run compiled.
     process.once("exit", () => {
       try {
+        restoreV8FlagDefaults();
         const tmp = `${cacheFile}.${process.pid}.tmp`;
         writeFileSync(tmp, script.createCachedData());
         renameSync(tmp, cacheFile);

@@ -91,8 +91,9 @@ export const LAYERS: readonly Layer[] = Object.freeze([
       "src/plural.ts",
       "src/thousands.ts",
       "src/disk-full.ts",
+      "src/v8-flags.ts",
     ],
-    role: "leaf helpers: errors and exit codes, the logger (its levels apart, `log-levels.ts`, so the options table does not load pino), secrets, the one backoff-with-jitter and overflow-safe sleep, the one escaping of control and bidi characters, daily windows, the version, plurals (`plural.ts`), counts with their thousands grouped without loading ICU (`thousands.ts`), full disks named with the file or folder and its flag (`disk-full.ts`: ENOSPC, or the embedded database failing with its folder's disk short of space)",
+    role: "leaf helpers: errors and exit codes, the logger (its levels apart, `log-levels.ts`, so the options table does not load pino), secrets, the one backoff-with-jitter and overflow-safe sleep, the one escaping of control and bidi characters, daily windows, the version, plurals (`plural.ts`), counts with their thousands grouped without loading ICU (`thousands.ts`), full disks named with the file or folder and its flag (`disk-full.ts`: ENOSPC, or the embedded database failing with its folder's disk short of space), the V8 flags a process changes after start-up and their defaults (`v8-flags.ts`, so the installed command's code cache is made with a fresh start's flags)",
     mayImport: [],
   },
   {

@@ -7,19 +7,21 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import {
   copyFileSync,
+  cpSync,
   existsSync,
-  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { REPO_ROOT } from "../helpers/cli.ts";
+import { backends } from "../helpers/db.ts";
 
 const built = existsSync(join(REPO_ROOT, "dist/cli.cjs"));
 
@@ -36,10 +38,13 @@ describe("the installed command and its code cache", {
 
   before(() => {
     home = mkdtempSync(join(tmpdir(), "cm-bundle-"));
-    mkdirSync(join(home, "dist/src"), { recursive: true });
     copyFileSync(join(REPO_ROOT, "package.json"), join(home, "package.json"));
-    for (const f of ["dist/cli.cjs", "dist/src/bin.js", "dist/src/version.js"])
-      copyFileSync(join(REPO_ROOT, f), join(home, f));
+    // The built layout without its cache; PGlite (outside the bundle) from the repository's modules.
+    cpSync(join(REPO_ROOT, "dist"), join(home, "dist"), {
+      recursive: true,
+      filter: (path) => !path.endsWith(".cache"),
+    });
+    symlinkSync(join(REPO_ROOT, "node_modules"), join(home, "node_modules"), "dir");
     bin = join(home, "dist/src/bin.js");
     build =
       /^\/\/ build ([0-9a-f]{16})\n/.exec(readFileSync(join(home, "dist/cli.cjs"), "utf8"))?.[1] ??
@@ -82,6 +87,30 @@ describe("the installed command and its code cache", {
     assert.ok(statSync(cache).size > 100_000, "a valid cache was written in its place");
     assert.deepEqual(caches(), [`cli.cjs.${build}.cache`], "no temporary file is left");
   });
+
+  for (const backend of backends) {
+    it(`keeps a cache it rewrites valid though a command on ${backend.name} changed V8's flags`, async () => {
+      // A command that opens a database sets V8 flags (heap growth; on PGlite, the WebAssembly
+      // tiers), and V8 stamps a cache with the flags in force when it is made.
+      const target = await backend.target();
+      try {
+        writeFileSync(cache, Buffer.alloc(4096, 7));
+        const rewriting = run("runs", ...target.args);
+        assert.equal(rewriting.status, 0, rewriting.stderr);
+        assert.ok(statSync(cache).size > 100_000, "the rejected cache was written again");
+        const written = readFileSync(cache);
+        const writtenAt = statSync(cache).mtimeMs;
+        const next = run("runs", ...target.args);
+        assert.equal(next.status, 0, next.stderr);
+        assert.equal(next.stdout, rewriting.stdout);
+        // The next start accepted it: it was not written again.
+        assert.equal(statSync(cache).mtimeMs, writtenAt);
+        assert.ok(readFileSync(cache).equals(written));
+      } finally {
+        await target.drop();
+      }
+    });
+  }
 
   it("answers --version from package.json without reading the bundle", () => {
     rmSync(join(home, "dist/cli.cjs"));

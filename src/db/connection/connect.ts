@@ -1,12 +1,12 @@
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
-import { setFlagsFromString } from "node:v8";
 import { Kysely } from "kysely";
 import type { GlobalConfig } from "../../config.ts";
 import { DiskFullError, databaseDiskFullError } from "../../disk-full.ts";
 import { ExitCode, UserError } from "../../errors.ts";
 import { type Logger, silentLogger } from "../../log.ts";
 import { connectionSecrets, postgresTarget, redactUrl } from "../../secret.ts";
+import { setV8Flag } from "../../v8-flags.ts";
 import type { Database } from "../schema.ts";
 import { markAbandonedRunsInterrupted } from "./abandoned-runs.ts";
 import { acquireDataDirLock, type DataDirLock } from "./data-dir-lock.ts";
@@ -68,7 +68,7 @@ export async function openDatabase(global: GlobalConfig, logger: Logger): Promis
  * V8 reads the flag at each collection, so setting it here, after start-up, takes effect.
  */
 function boundHeapGrowth(embedded: boolean): void {
-  setFlagsFromString(`--heap-growing-percent=${embedded ? 50 : 100}`);
+  setV8Flag("heap-growing-percent", embedded ? 50 : 100);
 }
 
 /**

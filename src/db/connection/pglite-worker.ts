@@ -8,9 +8,9 @@
  * PGlite's own worker mode (`@electric-sql/pglite/worker`) is written for browser Web Workers
  * (`navigator.locks`, `BroadcastChannel`, `self.addEventListener`) and does not run under Node.
  */
-import { setFlagsFromString } from "node:v8";
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
 import { PGlite, type PGliteOptions } from "@electric-sql/pglite";
+import { setV8Flag } from "../../v8-flags.ts";
 import {
   PG_ERROR_FIELDS,
   type PgliteThreadInit,
@@ -58,8 +58,8 @@ function options(): PGliteOptions {
  * go to the optimizing compiler, so nothing fails for it.
  */
 function baselineWasmOnly(): void {
-  setFlagsFromString("--no-wasm-dynamic-tiering");
-  setFlagsFromString("--no-wasm-tier-up");
+  setV8Flag("wasm-dynamic-tiering", false);
+  setV8Flag("wasm-tier-up", false);
 }
 
 async function open(): Promise<PGlite | undefined> {
