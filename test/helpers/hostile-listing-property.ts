@@ -177,7 +177,8 @@ export function hostileListingProperty(o: { readonly seed: number; readonly runs
           const r = await runWiredPipeline(
             {
               configs,
-              global: loadGlobalConfig({ progress: false }, {}),
+              // Its status file goes beside the case's reports, not into the working folder.
+              global: loadGlobalConfig({ progress: false, "data-dir": join(out, "data") }, {}),
               handle: h,
               logger: silentLogger,
               signal: new AbortController().signal,
