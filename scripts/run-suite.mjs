@@ -11,8 +11,10 @@
  *   `tsx-<uid>`, aside), and the working tree must hold no file that `git status --ignored` did not
  *   show before the run, `node_modules/` and `dist/` aside (the dependencies and the build, with
  *   their caches: the suite's PGlite folders, the build's template). Whatever a test left behind
- *   is named, and the run exits 1 even when every test passed. Outside a git checkout only the
- *   temporary folder is checked. A file already modified before the run is not compared again.
+ *   is named, and the run exits 1 even when every test passed. So is a folder the run left in the
+ *   working tree, empty ones too, which git does not show (a test that wrote a file into the
+ *   working folder and removed it leaves its folder). Outside a git checkout only the temporary
+ *   folder is checked. A file already modified before the run is not compared again.
  * - The folder is removed whatever the exit; the run's exit code (or signal) is this process's.
  *
  * @example
@@ -21,7 +23,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, readdirSync, rmSync, statfsSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 const TMPFS_MAGIC = 0x01021994;
 /** Room the suite's temporary files need at most, four files at a time, with margin. */
@@ -71,8 +73,34 @@ function treeStatus() {
   }
 }
 
+/**
+ * The working tree's folders, `.git`, `dist/` and every `node_modules/` aside, as are the folders
+ * that hold a `node_modules/` (a workspace's package).
+ */
+function treeFolders() {
+  const found = new Set();
+  /** Adds the folders under `rel`; true when one of them holds dependencies. */
+  const walk = (rel) => {
+    let holdsDependencies = false;
+    for (const entry of readdirSync(rel || ".", { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      if (entry.name === "node_modules") {
+        holdsDependencies = true;
+        continue;
+      }
+      if (rel === "" && (entry.name === ".git" || entry.name === "dist")) continue;
+      const path = rel === "" ? entry.name : `${rel}/${entry.name}`;
+      if (walk(path)) holdsDependencies = true;
+      else found.add(path);
+    }
+    return holdsDependencies;
+  };
+  walk("");
+  return found;
+}
+
 /** What the run left behind: in its temporary folder, and new in the working tree. */
-function leftBehind(dir, treeBefore) {
+function leftBehind(dir, treeBefore, foldersBefore) {
   const left = readdirSync(dir)
     .filter((name) => !TOOL_CACHE.test(name))
     .map((name) => `TMPDIR: ${name}`);
@@ -80,11 +108,22 @@ function leftBehind(dir, treeBefore) {
   for (const line of after ?? []) {
     if (!treeBefore.has(line)) left.push(`working tree: ${line}`);
   }
+  if (foldersBefore !== undefined) {
+    const named = left.slice();
+    const isNew = (folder) => folder !== "." && !foldersBefore.has(folder);
+    for (const folder of treeFolders()) {
+      // The outermost new folder only, and none that git's lines name already.
+      if (!isNew(folder) || isNew(dirname(folder))) continue;
+      if (named.some((l) => l.includes(` ${folder}/`))) continue;
+      left.push(`working tree: ${folder}/ (a folder)`);
+    }
+  }
   return left;
 }
 
 const dir = suiteFolder();
 const treeBefore = treeStatus();
+const foldersBefore = treeBefore === undefined ? undefined : treeFolders();
 if (treeBefore === undefined) {
   process.stderr.write("run-suite: not a git checkout; only the temporary folder is checked.\n");
 }
@@ -96,7 +135,7 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(signal, () => child.kill(signal));
 }
 child.on("exit", (code, signal) => {
-  const left = signal === null ? leftBehind(dir, treeBefore) : [];
+  const left = signal === null ? leftBehind(dir, treeBefore, foldersBefore) : [];
   rmSync(dir, { recursive: true, force: true });
   if (signal !== null) {
     process.removeAllListeners(signal);

@@ -120,6 +120,25 @@ describe("npm test's runner (scripts/run-suite.mjs)", () => {
       assert.doesNotMatch(r.stderr, /mine-already/);
     });
 
+    it("fails a run that left a folder in the working tree, even an empty one git does not show", () => {
+      const r = run(
+        child(
+          `fs.mkdirSync("made/x",{recursive:true});fs.writeFileSync("made/x/status.json","x");fs.rmSync("made/x/status.json");fs.mkdirSync("empty")`,
+          0,
+        ),
+        { cwd: repo },
+      );
+      assert.equal(r.status, 1, r.stderr);
+      for (const named of ["made/", "empty/"]) {
+        assert.ok(
+          r.stderr.includes(`working tree: ${named} (a folder)`),
+          `${named} named in:\n${r.stderr}`,
+        );
+      }
+      assert.doesNotMatch(r.stderr, /made\/x/, "only the outermost new folder is named");
+      for (const path of ["made", "empty"]) rmSync(join(repo, path), { recursive: true });
+    });
+
     it("passes a run that wrote only where it may: its TMPDIR, the dependencies' and the build's folders", () => {
       execFileSync("git", ["checkout", "-q", "--", "tracked.txt"], { cwd: repo });
       for (const path of ["stray.txt", ".data", "reports"]) {
