@@ -12,15 +12,18 @@
  */
 import { setFlagsFromString } from "node:v8";
 
-/** Each flag set after start-up, and V8's default for it (`node --v8-options`, node 20). */
-const DEFAULTS = {
+/**
+ * Each flag set after start-up, and V8's default for it as `node --v8-options` prints it
+ * (`repo.v8-flags` checks them against the node that runs the tests).
+ */
+export const V8_FLAG_DEFAULTS = {
   "heap-growing-percent": "--heap-growing-percent=0",
   "wasm-dynamic-tiering": "--wasm-dynamic-tiering",
   "wasm-tier-up": "--wasm-tier-up",
 } as const;
 
 /** A flag this process may change after start-up. */
-export type RuntimeV8Flag = keyof typeof DEFAULTS;
+export type RuntimeV8Flag = keyof typeof V8_FLAG_DEFAULTS;
 
 /**
  * Sets one V8 flag for the whole process (every thread): `setV8Flag("wasm-tier-up", false)`,
@@ -33,5 +36,5 @@ export function setV8Flag(name: RuntimeV8Flag, value: boolean | number): void {
 
 /** Sets every flag of the table back to V8's default: a code cache made next matches a fresh start. */
 export function restoreV8FlagDefaults(): void {
-  for (const flag of Object.values(DEFAULTS)) setFlagsFromString(flag);
+  for (const flag of Object.values(V8_FLAG_DEFAULTS)) setFlagsFromString(flag);
 }
