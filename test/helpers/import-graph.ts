@@ -17,7 +17,8 @@ export type ImportGraph = Record<string, string[]>;
 /** The folders whose TypeScript files make the graph. */
 export const GRAPH_FOLDERS = ["src", "migrations", "scripts", "test", "packages/sandbox"];
 
-function* sourceFiles(dir: string): Generator<string> {
+/** Every `.ts` file under `dir`, `node_modules/` aside. */
+export function* sourceFiles(dir: string): Generator<string> {
   for (const entry of readdirSync(dir)) {
     if (entry === "node_modules") continue;
     const path = join(dir, entry);

@@ -6,12 +6,10 @@
  * for a read command).
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { acquireDataDirLock, dataDirHolderAlive } from "../../src/db/connection/data-dir-lock.ts";
 import { currentRequester } from "../../src/db/journal/run-control-queries.ts";
 import {
@@ -19,11 +17,7 @@ import {
   readFreshStatus,
   sendLocalRequest,
 } from "../../src/migration/steer/local-channel.ts";
-import { moduleUrl, TSX_FOR_MODULES } from "../helpers/cli-entry.ts";
-
-const LOCK_MODULE = moduleUrl(
-  fileURLToPath(new URL("../../src/db/connection/data-dir-lock.ts", import.meta.url)),
-);
+import { lockHeldByDeadProcess } from "../helpers/dead-lock-holder.ts";
 
 describe("the local channel of a writer that was killed", () => {
   let home: string;
@@ -39,19 +33,7 @@ describe("the local channel of a writer that was killed", () => {
     dataDir = join(home, "data");
     mkdirSync(dataDir);
     // A writer takes the folder's lock, then is killed: its lock file stays, naming its pid.
-    const killed = spawnSync(
-      process.execPath,
-      [
-        ...TSX_FOR_MODULES,
-        "--input-type=module",
-        "-e",
-        `const { acquireDataDirLock } = await import(${JSON.stringify(LOCK_MODULE)});
-         acquireDataDirLock(${JSON.stringify(dataDir)});
-         process.kill(process.pid, "SIGKILL");`,
-      ],
-      { encoding: "utf8" },
-    );
-    assert.equal(killed.signal, "SIGKILL", killed.stderr);
+    lockHeldByDeadProcess(dataDir);
   });
   after(() => rmSync(home, { recursive: true, force: true }));
 

@@ -3,16 +3,16 @@
  * however many test processes ask for them at the same moment (`../helpers/build-once.ts`).
  */
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { REPO_ROOT } from "../helpers/cli.ts";
 import { moduleUrl, TSX_FOR_MODULES } from "../helpers/cli-entry.ts";
+import { lockHeldByDeadProcess } from "../helpers/dead-lock-holder.ts";
 
 const BUILD_ONCE = moduleUrl(join(REPO_ROOT, "test/helpers/build-once.ts"));
-const DATA_DIR_LOCK = moduleUrl(join(REPO_ROOT, "src/db/connection/data-dir-lock.ts"));
 
 /** A process asking for `home`, whose build logs its pid to `log` and takes 300 ms. */
 function asker(home: string, log: string): Promise<{ code: number | null; out: string }> {
@@ -63,19 +63,7 @@ describe("a cached folder asked for by several test processes at once", () => {
     const home = join(dir, "dead-holder");
     const log = join(dir, "dead-holder.log");
     writeFileSync(log, "");
-    // A process that takes the lock and dies holding it.
-    const holder = spawnSync(
-      process.execPath,
-      [
-        ...TSX_FOR_MODULES,
-        "--input-type=module",
-        "-e",
-        `const { acquireDataDirLock } = await import(${JSON.stringify(DATA_DIR_LOCK)});
-         acquireDataDirLock(${JSON.stringify(home)}); process.kill(process.pid, "SIGKILL");`,
-      ],
-      { stdio: "inherit" },
-    );
-    assert.equal(holder.signal, "SIGKILL");
+    lockHeldByDeadProcess(home);
     assert.ok(existsSync(`${home}.lock`), "the dead process left its lock");
     const run = await asker(home, log);
     assert.equal(run.code, 0);

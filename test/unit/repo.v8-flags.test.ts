@@ -6,25 +6,18 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { V8_FLAG_DEFAULTS } from "../../src/v8-flags.ts";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-
-function* sources(folder: string): Generator<string> {
-  for (const entry of readdirSync(folder, { withFileTypes: true })) {
-    const path = join(folder, entry.name);
-    if (entry.isDirectory()) yield* sources(path);
-    else if (entry.name.endsWith(".ts")) yield path;
-  }
-}
+import { ROOT, sourceFiles } from "../helpers/import-graph.ts";
 
 describe("the V8 flags set after start-up", () => {
   it("are set by src/v8-flags.ts alone", () => {
-    const setters = [...sources(join(ROOT, "src")), ...sources(join(ROOT, "packages/sandbox/src"))]
+    const setters = [
+      ...sourceFiles(join(ROOT, "src")),
+      ...sourceFiles(join(ROOT, "packages/sandbox/src")),
+    ]
       .filter((file) => readFileSync(file, "utf8").includes("setFlagsFromString"))
       .map((file) => relative(ROOT, file).split("\\").join("/"));
     assert.deepEqual(setters, ["src/v8-flags.ts"]);
