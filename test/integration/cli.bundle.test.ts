@@ -57,6 +57,21 @@ describe("the installed command and its code cache", {
     assert.match(build, /^[0-9a-f]{16}$/);
   });
 
+  it("leaves string-width's segmenter and emoji pattern to its first use, not to every start", () => {
+    // Each costs about 20 ms when made; only help text measures widths (scripts/build-bundle.ts).
+    const text = readFileSync(join(home, "dist/cli.cjs"), "utf8");
+    // Booleans, not assert.match: a failure would print the whole bundle.
+    const eagerEmoji = /rgiEmojiRegex\d*\s*=\s*\/\^\\p\{RGI_Emoji\}/.test(text);
+    const eagerSegmenter = /\bsegmenter\d*\s*=\s*new Intl\.Segmenter/.test(text);
+    assert.equal(eagerEmoji, false, "the emoji pattern is made as the bundle loads");
+    assert.equal(eagerSegmenter, false, "a segmenter is made as the bundle loads");
+    assert.ok(
+      /\?\?=\s*\/\^\\p\{RGI_Emoji\}\$\/v\)\.test/.test(text),
+      "no emoji pattern made on use",
+    );
+    assert.ok(/\?\?=\s*new Intl\.Segmenter\)\.segment/.test(text), "no segmenter made on use");
+  });
+
   it("writes the cache, named by the build, on the first run that finds none", () => {
     assert.deepEqual(caches(), []);
     const r = run("--help");
