@@ -37,6 +37,30 @@ describe("PGlite in its worker thread", () => {
     await statement;
   });
 
+  it("parses array columns as PGlite does, element types included, and leaves a same-named text column alone", async () => {
+    const r = await sql<Record<string, unknown>>`select
+        array[1, 2]::int[] as ints, '{x,NULL,"a,b"}'::text[] as texts,
+        array[true, false] as bools, '{{1,2},{3,4}}'::int[][] as grid,
+        array['2020-01-02T03:04:05Z'::timestamptz] as times, array['{"k":1}'::jsonb] as docs,
+        null::int[] as none, '{}'::int[] as empty, 'plain' as word,
+        array[7] as twice, '{8}' as twice`.execute(h.db);
+    const row = r.rows[0] as Record<string, unknown>;
+    assert.deepEqual(row.ints, [1, 2]);
+    assert.deepEqual(row.texts, ["x", null, "a,b"]);
+    assert.deepEqual(row.bools, [true, false]);
+    assert.deepEqual(row.grid, [
+      [1, 2],
+      [3, 4],
+    ]);
+    assert.deepEqual(row.times, [new Date("2020-01-02T03:04:05Z")]);
+    assert.deepEqual(row.docs, [{ k: 1 }]);
+    assert.equal(row.none, null);
+    assert.deepEqual(row.empty, []);
+    assert.equal(row.word, "plain");
+    // The row keeps the last column of a name: text here, not parsed as the array before it.
+    assert.equal(row.twice, "{8}");
+  });
+
   it("answers a refused statement with PostgreSQL's SQLSTATE", async () => {
     await assert.rejects(sql`insert into t values (1)`.execute(h.db), (err) => {
       assert.ok(err instanceof PgliteError);
