@@ -26,7 +26,7 @@ import {
   READ_SCOPES,
 } from "../../src/platform/index.ts";
 import { craftPlatform } from "../helpers/crafted-dataset.ts";
-import { backends } from "../helpers/db.ts";
+import { backends, type TestDatabase } from "../helpers/db.ts";
 import {
   type HostileOptions,
   type HostilePlatform,
@@ -226,8 +226,11 @@ for (const backend of backends) {
   describe(`a partitioned listing stored on ${backend.name}`, () => {
     let sandbox: Sandbox;
     let client: PlatformClient;
+    /** One database for both kinds: every row they write and read is keyed by its own run. */
+    let h: TestDatabase;
 
     before(async () => {
+      h = await backend.open({ migrate: true });
       sandbox = await startSandbox({
         port: 0,
         rateLimitRps: 0,
@@ -242,57 +245,53 @@ for (const backend of backends) {
     after(async () => {
       await client?.close();
       await sandbox?.close();
+      await h?.close();
     });
 
     for (const kind of ["bulk", "filtered"] as const) {
       it(`gives the ${kind} snapshot of a single cursor, identities and controls alike`, async () => {
-        const h = await backend.open({ migrate: true });
-        try {
-          const snapshot = async (
-            runId: string,
-            maxParallel: number,
-          ): Promise<[ListingFigures, string[], string[]]> => {
-            await insertRun(h.db, {
-              id: runId,
-              mode: "plan",
-              parentRunId: null,
-              options: {},
-              toolVersion: "test",
-            });
-            const figures = await listPlatform(
-              {
-                db: h.db,
-                client,
-                source: {} as never,
-                runId,
-                logger: silentLogger,
-                progress: createProgress({ enabled: false, logger: silentLogger }),
-                listing: { rate: 1000, maxParallel, retryBaseMs: 5, pageSize: PAGE },
-              },
-              kind,
-              { expectedItems: null, latencyMs: null },
-            );
-            const ids = await sql<{ r: string }>`
-              select identity_id || ':' || status as r from controls_migration.snapshot_identities
-              where run_id = ${runId} order by 1`.execute(h.db);
-            const controls = await sql<{ r: string }>`
-              select concat_ws(':', identity_id, control_id, type, set_by, set_by_raw, is_overridable) as r
-              from controls_migration.snapshot_controls where run_id = ${runId} order by 1`.execute(
-              h.db,
-            );
-            return [figures, ids.rows.map((x) => x.r), controls.rows.map((x) => x.r)];
-          };
-          const [one, oneIds, oneControls] = await snapshot(`single-${kind}`, 1);
-          const [many, manyIds, manyControls] = await snapshot(`windows-${kind}`, 8);
-          assert.ok(many.windows >= 3 && many.peak_parallel >= 4, JSON.stringify(many));
-          assert.equal(one.windows, 1);
-          assert.deepEqual(manyIds, oneIds);
-          assert.deepEqual(manyControls, oneControls);
-          assert.equal(many.identities, oneIds.length, "each identity stored once");
-          assert.equal(many.sell_only_identities, one.sell_only_identities);
-        } finally {
-          await h.close();
-        }
+        const snapshot = async (
+          runId: string,
+          maxParallel: number,
+        ): Promise<[ListingFigures, string[], string[]]> => {
+          await insertRun(h.db, {
+            id: runId,
+            mode: "plan",
+            parentRunId: null,
+            options: {},
+            toolVersion: "test",
+          });
+          const figures = await listPlatform(
+            {
+              db: h.db,
+              client,
+              source: {} as never,
+              runId,
+              logger: silentLogger,
+              progress: createProgress({ enabled: false, logger: silentLogger }),
+              listing: { rate: 1000, maxParallel, retryBaseMs: 5, pageSize: PAGE },
+            },
+            kind,
+            { expectedItems: null, latencyMs: null },
+          );
+          const ids = await sql<{ r: string }>`
+            select identity_id || ':' || status as r from controls_migration.snapshot_identities
+            where run_id = ${runId} order by 1`.execute(h.db);
+          const controls = await sql<{ r: string }>`
+            select concat_ws(':', identity_id, control_id, type, set_by, set_by_raw, is_overridable) as r
+            from controls_migration.snapshot_controls where run_id = ${runId} order by 1`.execute(
+            h.db,
+          );
+          return [figures, ids.rows.map((x) => x.r), controls.rows.map((x) => x.r)];
+        };
+        const [one, oneIds, oneControls] = await snapshot(`single-${kind}`, 1);
+        const [many, manyIds, manyControls] = await snapshot(`windows-${kind}`, 8);
+        assert.ok(many.windows >= 3 && many.peak_parallel >= 4, JSON.stringify(many));
+        assert.equal(one.windows, 1);
+        assert.deepEqual(manyIds, oneIds);
+        assert.deepEqual(manyControls, oneControls);
+        assert.equal(many.identities, oneIds.length, "each identity stored once");
+        assert.equal(many.sell_only_identities, one.sell_only_identities);
       });
     }
   });
