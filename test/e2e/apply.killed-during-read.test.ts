@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Sandbox } from "controls-sandbox";
 import { sql } from "kysely";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
@@ -35,6 +36,9 @@ async function waitForPendingActions(target: TestTarget, env: Record<string, str
     const pending = r.code === 0 ? Number(JSON.parse(r.stdout).actions?.pending ?? 0) : 0;
     if (pending > 0) return;
     if (Date.now() > end) throw new Error(`no pending action journaled in 240 s: ${r.stderr}`);
+    // Each read is a process of its own; on PGlite, status reads a file the run rewrites each
+    // second. Reading again at once only loads a slow machine more.
+    await sleep(250);
   }
 }
 
