@@ -92,10 +92,11 @@ function moveArrayParsers(pglite: PGlite): ArrayParsers {
 
 /** A result's array columns parsed, as PGlite would with its whole table; nulls stay null. */
 function parseArrayColumns(r: Results<Record<string, unknown>>, arrays: ArrayParsers) {
+  if (!r.fields.some((f) => arrays[f.dataTypeID] !== undefined)) return r.rows;
   // A row keeps the last of the columns sharing a name, as PGlite builds it.
   const typeOf = new Map(r.fields.map((f) => [f.name, f.dataTypeID]));
   const columns = [...typeOf].filter(([, oid]) => arrays[oid] !== undefined);
-  for (const row of columns.length > 0 ? r.rows : []) {
+  for (const row of r.rows) {
     for (const [name, oid] of columns) {
       const text = row[name];
       if (typeof text === "string") row[name] = (arrays[oid] as Parser)(text);
