@@ -15,12 +15,16 @@
  * condition gives the CLI's tests and their children as `controls-sandbox`: loading it costs a
  * process a third of the CPU that the package's several hundred modules do. The package's own
  * tests import its sources by relative paths, so they test those.
+ *
+ * Last, every test file of both packages is bundled with what it imports into one ES module
+ * (`scripts/bundle-tests.mjs`, `.suite-bundle/` in each test folder), which `npm test` runs.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { bundleSandbox } from "./bundle-sandbox.mjs";
+import { bundleTests } from "./bundle-tests.mjs";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 /** The folders tsconfig.suite.json compiles in place (and .gitignore's `*.js` rules name). */
@@ -59,3 +63,4 @@ execFileSync(process.execPath, [tsc, "-p", join(ROOT, "tsconfig.suite.json")], {
   stdio: "inherit",
 });
 await bundleSandbox();
+await bundleTests();
