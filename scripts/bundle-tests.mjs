@@ -68,7 +68,7 @@ const UNSUPPORTED = /import\.meta\.(dirname|filename)\b|import\.meta\.resolve\(\
 export function testEntries(testRoot) {
   const entries = [];
   for (const folder of readdirSync(testRoot, { withFileTypes: true })) {
-    if (!folder.isDirectory() || folder.name.startsWith(".") || folder.name === CHUNKS) continue;
+    if (!folder.isDirectory() || folder.name.startsWith(".")) continue;
     for (const file of readdirSync(join(testRoot, folder.name))) {
       if (file.endsWith(".test.js")) entries.push(join(testRoot, folder.name, file));
     }

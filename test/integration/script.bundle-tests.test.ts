@@ -6,12 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { REPO_ROOT } from "../helpers/cli.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
 
 interface BundleTests {
   BUNDLE_FOLDER: string;
@@ -38,21 +38,12 @@ function fixtureTests(root: string, where: string): string {
 }
 
 describe("the compiled suite's test bundles (scripts/bundle-tests.mjs)", () => {
-  const dirs: string[] = [];
-  const scratch = () => {
-    const dir = mkdtempSync(join(tmpdir(), "cm-bundle-tests-"));
-    dirs.push(dir);
-    return dir;
-  };
   before(async () => {
     if (import.meta.url.endsWith(".ts")) await kit.bundleTests();
   });
-  after(() => {
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  });
 
   it("gives a bundled module its own file's import.meta.url, so it reads what sits beside its source, and writes no path of the machine", async () => {
-    const root = scratch();
+    const root = tempDir("cm-bundle-tests-");
     const tests = fixtureTests(
       root,
       `import { readFileSync } from "node:fs";
@@ -74,7 +65,7 @@ describe("the compiled suite's test bundles (scripts/bundle-tests.mjs)", () => {
   it("refuses a module that asks import.meta for its folder (dirname), naming the file, since it would get the bundle's folder", async () => {
     // Built from pieces: the check reads text, and this file is bundled too.
     const tests = fixtureTests(
-      scratch(),
+      tempDir("cm-bundle-tests-"),
       `export function report() { return ${"import.meta"}.dirname; }\n`,
     );
     await assert.rejects(kit.bundleTestFolder(tests), /lib\/where\.js: import\.meta\.dirname/);
