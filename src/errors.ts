@@ -31,11 +31,11 @@ export class UserError extends Error {
  */
 export class Interrupted extends Error {
   override readonly name = "Interrupted";
-  constructor(
-    message: string,
-    readonly resumeCommand?: string,
-  ) {
+  readonly resumeCommand: string | undefined;
+
+  constructor(message: string, resumeCommand?: string) {
     super(message);
+    this.resumeCommand = resumeCommand;
   }
 }
 

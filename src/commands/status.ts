@@ -29,11 +29,15 @@ const CLOSING_WAIT_MS = 10_000;
 class StatusReader {
   #handle: DatabaseHandle | undefined;
 
-  constructor(
-    private readonly global: GlobalConfig,
-    private readonly logger: Logger,
-    private readonly runId: string | undefined,
-  ) {}
+  private readonly global: GlobalConfig;
+  private readonly logger: Logger;
+  private readonly runId: string | undefined;
+
+  constructor(global: GlobalConfig, logger: Logger, runId: string | undefined) {
+    this.global = global;
+    this.logger = logger;
+    this.runId = runId;
+  }
 
   async read(): Promise<RunStatusView> {
     if (!this.global.databaseUrl) {

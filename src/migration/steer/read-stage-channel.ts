@@ -35,12 +35,14 @@ export class ReadStageChannel {
   #stopped = false;
   #statusAt = 0;
 
-  constructor(
-    private readonly db: Kysely<Database>,
-    private readonly runId: string,
-    dataDir: string,
-    private readonly logger: Logger,
-  ) {
+  private readonly db: Kysely<Database>;
+  private readonly runId: string;
+  private readonly logger: Logger;
+
+  constructor(db: Kysely<Database>, runId: string, dataDir: string, logger: Logger) {
+    this.db = db;
+    this.runId = runId;
+    this.logger = logger;
     this.#channel = new LocalChannel(dataDir);
     this.#schedule(0);
   }

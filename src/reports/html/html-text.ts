@@ -36,7 +36,11 @@ export function escapeHtml(text: string): string {
 
 /** Markup that is already safe: built by `html`, or by this module's helpers. */
 export class SafeHtml {
-  constructor(readonly value: string) {}
+  readonly value: string;
+
+  constructor(value: string) {
+    this.value = value;
+  }
   toString(): string {
     return this.value;
   }

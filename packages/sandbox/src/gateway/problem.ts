@@ -79,12 +79,16 @@ export function sendProblem(
 
 /** Thrown by request parsing helpers; the route's caller turns it into a problem answer. */
 export class ProblemError extends Error {
-  constructor(
-    readonly status: number,
-    readonly detail: string,
-    readonly kind?: ProblemKind,
-    readonly meta?: Record<string, string>,
-  ) {
+  readonly status: number;
+  readonly detail: string;
+  readonly kind: ProblemKind | undefined;
+  readonly meta: Record<string, string> | undefined;
+
+  constructor(status: number, detail: string, kind?: ProblemKind, meta?: Record<string, string>) {
     super(detail);
+    this.status = status;
+    this.detail = detail;
+    this.kind = kind;
+    this.meta = meta;
   }
 }

@@ -35,7 +35,11 @@ export class RateLimiter {
   private states = new Map<string, WindowState>();
 
   /** `settings` is asked per request, with the endpoint, so each endpoint can have its own rps. */
-  constructor(private readonly settings: (endpoint: string) => RateLimitSettings) {}
+  private readonly settings: (endpoint: string) => RateLimitSettings;
+
+  constructor(settings: (endpoint: string) => RateLimitSettings) {
+    this.settings = settings;
+  }
 
   check(client: string, endpoint: string, now: number): RateDecision {
     const { rps, windowS, penaltyS } = this.settings(endpoint);

@@ -94,10 +94,10 @@ export class OAuthIssuer {
   issued = 0;
   revocations = 0;
 
-  constructor(
-    clients: readonly SandboxClient[],
-    public ttlS: number,
-  ) {
+  ttlS: number;
+
+  constructor(clients: readonly SandboxClient[], ttlS: number) {
+    this.ttlS = ttlS;
     for (const c of clients) this.clients.set(c.clientId, c);
   }
 

@@ -40,7 +40,11 @@ export class TransferStore {
   /** ref_id → the sender's record, for replay protection. */
   private byRef = new Map<string, TransferRecord>();
 
-  constructor(private readonly customerId: string) {}
+  private readonly customerId: string;
+
+  constructor(customerId: string) {
+    this.customerId = customerId;
+  }
 
   get transferCount(): number {
     return this.ledger.length / 2;
