@@ -1,6 +1,6 @@
 /**
  * Every migration the code knows, in order. A static record rather than a folder scan, so it works
- * the same under tsx and in the compiled `dist/`. Forward-only: never edit or remove an entry once
+ * the same from the sources and in the compiled `dist/`. Forward-only: never edit or remove an entry once
  * released; add the next number instead.
  */
 import type { Migration } from "kysely";

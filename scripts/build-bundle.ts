@@ -92,8 +92,7 @@ const result = await build({
   minifyWhitespace: true,
   minifySyntax: true,
   keepNames: true,
-  // import.meta is only used for its url (defined above) and, in pglite-thread.ts, for tsx's
-  // loader when run from sources, a branch the bundle never takes.
+  // import.meta is only used for its url (defined above).
   logOverride: { "empty-import-meta": "silent" },
 });
 
@@ -118,7 +117,7 @@ if (existsSync(cache) && existsSync(OUT) && readFileSync(OUT, "utf8") === text) 
 }
 
 /**
- * `npm run demo` (`scripts/run-demo.mjs`) as one ES module with the sandbox in it: under tsx, its
+ * `npm run demo` (`scripts/run-demo.mjs`) as one ES module with the sandbox in it: from sources, its
  * ~400 TypeScript modules cost seconds of CPU and a hundred MB at every start. A repository
  * script: the package does not ship it.
  */

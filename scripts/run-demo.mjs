@@ -2,8 +2,8 @@
  * `npm run demo`: in the folder npm was called from (`INIT_CWD`), where its `.data/demo-*` folder
  * and `reports/` land. It runs the demo bundled by `npm run build` (`dist/demo.mjs`,
  * `scripts/build-bundle.ts`) when the build is as new as every source it holds; otherwise the
- * sources under tsx, after making the PGlite template if it is missing, as before any build. Plain
- * JavaScript, so that choosing costs no TypeScript loader.
+ * sources (node strips their types), after making the PGlite template if it is missing, as before
+ * any build. Plain JavaScript, so that choosing loads no TypeScript.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
@@ -18,8 +18,7 @@ const BESIDE = ["dist/src/db/connection/pglite-worker.js", "dist/pglite/template
 
 /**
  * The newest modification time of the TypeScript sources under `path` (a file or a folder), in
- * ms. Only `.ts` files: `npm test` compiles each into a `.js` beside it after the build, and those
- * are not what the bundle was made from.
+ * ms.
  */
 function newest(path) {
   const stat = statSync(path);
@@ -40,12 +39,11 @@ if (bundleIsCurrent()) {
   await import(pathToFileURL(BUNDLE).href);
 } else {
   process.stderr.write("The demo runs from its sources (npm run build makes it start faster).\n");
-  const tsx = ["--import", import.meta.resolve("tsx")];
   for (const [script, args] of [
     ["scripts/build-pglite-template.ts", ["--if-missing"]],
     ["scripts/demo.ts", process.argv.slice(2)],
   ]) {
-    const run = spawnSync(process.execPath, [...tsx, join(ROOT, script), ...args], {
+    const run = spawnSync(process.execPath, [join(ROOT, script), ...args], {
       stdio: "inherit",
     });
     if (run.status !== 0) {

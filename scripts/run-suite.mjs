@@ -7,9 +7,12 @@
  *   database is a copied folder of about a thousand files, every CLI child a reports folder;
  *   making and removing them on a journalled disk cost the suite's processes a second of system
  *   CPU in twenty), inside the caller's `TMPDIR` when one is set, else in the system's.
- * - When the run ends, every test must have removed what it wrote there (tsx's compile cache,
- *   `tsx-<uid>`, aside), and the working tree must hold no file that `git status --ignored` did not
- *   show before the run, `node_modules/` and `dist/` aside (the dependencies and the build, with
+ * - Node's compile cache (`NODE_COMPILE_CACHE`) is kept in `node_modules/.cache/`: every test
+ *   process and CLI child loads the TypeScript sources themselves (node strips their types), and
+ *   the cache keeps each file's stripped and compiled code, keyed by its content, between
+ *   processes and runs. It holds no copy a test could run instead of the source it names.
+ * - When the run ends, every test must have removed what it wrote there, and the working tree must
+ *   hold no file that `git status --ignored` did not show before the run, `node_modules/` and `dist/` aside (the dependencies and the build, with
  *   their caches: the suite's PGlite folders, the build's template). Whatever a test left behind
  *   is named, and the run exits 1 even when every test passed. So is a folder the run left in the
  *   working tree, empty ones too, which git does not show (a test that wrote a file into the
@@ -17,19 +20,22 @@
  *   folder is checked. A file already modified before the run is not compared again.
  * - The folder is removed whatever the exit; the run's exit code (or signal) is this process's.
  *
+ * Node 22.18 or later is required: it runs TypeScript by stripping its types, with no loader.
+ *
  * @example
- *   node scripts/run-suite.mjs --test --test-concurrency=4 test/unit/*.test.js
+ *   node scripts/run-suite.mjs --test --test-concurrency=4 test/unit/*.test.ts
  */
 import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, readdirSync, rmSync, statfsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 const TMPFS_MAGIC = 0x01021994;
 /** Room the suite's temporary files need at most, four files at a time, with margin. */
 const ROOM_BYTES = 4 * 1024 ** 3;
-/** What a run may leave in its temporary folder: tsx's compile cache. */
-const TOOL_CACHE = /^tsx-\d+$/;
+/** The oldest node that runs the sources: type stripping without a flag. */
+const OLDEST_NODE = [22, 18];
 
 function roomyTmpfs() {
   try {
@@ -101,9 +107,7 @@ function treeFolders() {
 
 /** What the run left behind: in its temporary folder, and new in the working tree. */
 function leftBehind(dir, treeBefore, foldersBefore) {
-  const left = readdirSync(dir)
-    .filter((name) => !TOOL_CACHE.test(name))
-    .map((name) => `TMPDIR: ${name}`);
+  const left = readdirSync(dir).map((name) => `TMPDIR: ${name}`);
   const after = treeBefore === undefined ? undefined : treeStatus();
   for (const line of after ?? []) {
     if (!treeBefore.has(line)) left.push(`working tree: ${line}`);
@@ -121,6 +125,16 @@ function leftBehind(dir, treeBefore, foldersBefore) {
   return left;
 }
 
+const [major, minor] = process.versions.node.split(".").map(Number);
+if (major < OLDEST_NODE[0] || (major === OLDEST_NODE[0] && minor < OLDEST_NODE[1])) {
+  process.stderr.write(
+    `run-suite: node ${process.versions.node} cannot run the suite: it runs the TypeScript sources, which needs node ${OLDEST_NODE.join(".")} or later (npm install --prefix DIR node@24, then put DIR/node_modules/.bin first in PATH).\n`,
+  );
+  process.exit(1);
+}
+const COMPILE_CACHE = fileURLToPath(
+  new URL("../node_modules/.cache/node-compile-cache", import.meta.url),
+);
 const dir = suiteFolder();
 const treeBefore = treeStatus();
 const foldersBefore = treeBefore === undefined ? undefined : treeFolders();
@@ -129,7 +143,7 @@ if (treeBefore === undefined) {
 }
 const child = spawn(process.execPath, process.argv.slice(2), {
   stdio: "inherit",
-  env: { ...process.env, TMPDIR: dir },
+  env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...process.env, TMPDIR: dir },
 });
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(signal, () => child.kill(signal));

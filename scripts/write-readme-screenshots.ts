@@ -24,7 +24,7 @@ const tests = [
 ];
 const taken = mkdtempSync(join(tmpdir(), "cm-docs-screenshots-"));
 try {
-  const run = spawnSync(process.execPath, ["--import", "tsx", "--test", ...tests], {
+  const run = spawnSync(process.execPath, ["--test", ...tests], {
     cwd: root,
     env: { ...process.env, CONTROLS_TEST_SCREENSHOTS: taken },
     stdio: "inherit",

@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 /**
  * The installed command (package.json `bin`). A CLI that an operator runs in a watch loop should
- * start at about node's speed, and node 20 has no compile cache for ES modules: loading the ~300
- * modules of the CLI and its dependencies one by one (zod alone is 95) costs more than the work of
- * `status`. So the build also bundles the CLI into one CommonJS file, `dist/cli.cjs`
+ * start at about node's speed: resolving and loading the ~300 modules of the CLI and its
+ * dependencies one by one (zod alone is 95) costs more than the work of `status`. So the build also bundles the CLI into one CommonJS file, `dist/cli.cjs`
  * (`scripts/build-bundle.ts`), and this launcher runs it through `vm.Script` with V8's code cache
  * (`dist/cli.cjs.<build>.cache`): the bundle is parsed and compiled once, at build time, not at every start.
  *
@@ -13,7 +12,7 @@
  *   changed are set back to V8's defaults first (`v8-flags.ts`): V8 stamps a cache with the flags
  *   in force, and a cache stamped with a command's flags would be rejected, and rewritten, at
  *   every start after.
- * - Without a bundle (sources under tsx, or a tsc-only build) it imports `cli.ts` / `cli.js`.
+ * - Without a bundle (the sources, or a tsc-only build) it imports `cli.ts` / `cli.js`.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";

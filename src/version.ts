@@ -26,7 +26,7 @@ function findPackage(from: string): { root: string; pkg: PackageJson } {
 
 /**
  * The version in the package's own package.json, found by walking up from this module: the same
- * code runs as `src/version.ts` (tsx), `dist/src/version.js` (built) and from an installed tarball.
+ * code runs as `src/version.ts` (sources), `dist/src/version.js` (built) and from an installed tarball.
  * The version is written once, in package.json.
  *
  * @example

@@ -23,7 +23,7 @@ export const LAYERS: readonly Layer[] = Object.freeze([
   {
     name: "cli",
     paths: ["src/cli.ts", "src/bin.ts"],
-    role: "yargs, strict; registers commands. Imports nothing up front: `--version` reads package.json only, `--help` loads yargs and the options table, a command loads only its own module (`commands/index.ts`: each command's name, help line and loader). `bin.ts` is the installed command: it runs the build's one-file bundle of `cli.ts` (`dist/cli.cjs`, `scripts/build-bundle.ts`) through V8's code cache, since node 20 has no compile cache for ES modules",
+    role: "yargs, strict; registers commands. Imports nothing up front: `--version` reads package.json only, `--help` loads yargs and the options table, a command loads only its own module (`commands/index.ts`: each command's name, help line and loader). `bin.ts` is the installed command: it runs the build's one-file bundle of `cli.ts` (`dist/cli.cjs`, `scripts/build-bundle.ts`) through V8's code cache made at build time: one file to read, parsed and compiled once, where the ES modules are several hundred files to resolve at every start",
     mayImport: ["commands", "config", "base"],
   },
   {
@@ -105,7 +105,7 @@ export const LAYERS: readonly Layer[] = Object.freeze([
   {
     name: "scripts",
     paths: ["scripts/"],
-    role: "repository scripts, not the product: `demo.ts` (`npm run demo`, through `run-demo.mjs`, which runs the build's bundle of it, `dist/demo.mjs`, when current) and `sandbox-from-db.ts` (`npm run sandbox:from-db`) run the CLI's code with the sandbox from the workspace; `build-bundle.ts` (the CLI's bundle and code cache, the demo's bundle) and `build-pglite-template.ts` (the template, schema included, kept by PGlite version and migrations in `node_modules/.cache/controls-migrate-build/` for the next build), run by `npm run build`; `compile-suite.mjs` (`npm test` runs the tests as JavaScript compiled beside their sources, without tsx's module hooks, the sandbox as one file, `bundle-sandbox.mjs`, and each test file bundled with what it imports, each module keeping its own `import.meta.url`, `bundle-tests.mjs`) and `run-suite.mjs` (node:test with a temporary folder of the run's own, on a tmpfs when there is one, and the check that the tests left no file or folder there or in the working tree); README generators",
+    role: "repository scripts, not the product: `demo.ts` (`npm run demo`, through `run-demo.mjs`, which runs the build's bundle of it, `dist/demo.mjs`, when current) and `sandbox-from-db.ts` (`npm run sandbox:from-db`) run the CLI's code with the sandbox from the workspace; `build-bundle.ts` (the CLI's bundle and code cache, the demo's bundle) and `build-pglite-template.ts` (the template, schema included, kept by PGlite version and migrations in `node_modules/.cache/controls-migrate-build/` for the next build), run by `npm run build`; `run-suite.mjs` (`npm test`'s runner: node:test over the TypeScript test files themselves, node's compile cache in `node_modules/.cache/`, a temporary folder of the run's own, on a tmpfs when there is one, and the check that the tests left no file or folder there or in the working tree); README generators",
     mayImport: [
       "cli",
       "commands",
@@ -174,7 +174,7 @@ export const LAYERS: readonly Layer[] = Object.freeze([
   {
     name: "tests",
     paths: ["test/"],
-    role: "the CLI's tests: `unit/` (pure logic), `integration/` (PGlite + PostgreSQL, sandbox over HTTP), `e2e/` (CLI child processes ↔ sandbox, bad-input corpus), `helpers/` (each PGlite test database a copy of one of two folders initialised once for the suite in `node_modules/.cache/`, empty or migrated, `pglite-folder.ts`, built by one process however many ask, `build-once.ts`, its thread run from the current build; a test's temporary folders from `temp-dir.ts`, removed when its process exits), `bench/` (`npm run bench`), `chaos/` (`npm run chaos`), and this table (`layers.ts`). The sandbox only through its package name (`controls-sandbox`, `controls-sandbox/test-helpers`)",
+    role: "the CLI's tests: `unit/` (pure logic), `integration/` (PGlite + PostgreSQL, sandbox over HTTP), `e2e/` (CLI child processes ↔ sandbox, bad-input corpus), `helpers/` (each PGlite test database a copy of one of two folders initialised once for the suite in `node_modules/.cache/`, empty or migrated, `pglite-folder.ts`, built by one process however many ask, `build-once.ts`; a test's temporary folders from `temp-dir.ts`, removed when its process exits), `bench/` (`npm run bench`), `chaos/` (`npm run chaos`), and this table (`layers.ts`). The sandbox only through its package name (`controls-sandbox`, `controls-sandbox/test-helpers`)",
     mayImport: [
       "cli",
       "commands",

@@ -39,7 +39,7 @@ import { showScenario } from "./scenario-show.ts";
 import { startupScenario } from "./scenario-startup.ts";
 import { strategiesScenario } from "./scenario-strategies.ts";
 
-const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] [--backends postgres,pglite] [--tsx]
+const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] [--backends postgres,pglite] [--sources]
   --quick      small sizes and short timings (smoke test for CI: that each scenario runs)
   --only       scenarios to run: a plan, b apply, c memory scaling, d resume, e repeat plan,
                f filtered beside bulk, g listings at 0 and 150 ms latency, h show and
@@ -53,7 +53,7 @@ const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] 
                200000,1000000; quick 500); the largest of i's plans when given (i's default
                1000000, quick 20000)
   --backends   database backends (default postgres,pglite)
-  --tsx        run the tool from its TypeScript sources (node --import tsx src/cli.ts) instead of
+  --sources    run the tool from its TypeScript sources (node src/cli.ts) instead of
                as it ships, node dist/src/bin.js (built first, npm run build, unless built from the
                sources as they are)
 Env: BENCH_DATABASE_URL or TEST_DATABASE_URL = PostgreSQL admin URL (else a throwaway server).`;
@@ -64,7 +64,7 @@ const { values } = parseArgs({
     only: { type: "string" },
     sizes: { type: "string" },
     backends: { type: "string", default: "postgres,pglite" },
-    tsx: { type: "boolean", default: false },
+    sources: { type: "boolean", default: false },
     help: { type: "boolean", default: false },
   },
   strict: true,
@@ -126,16 +126,16 @@ for (const b of requestedBackends) {
 }
 const log = (m: string) =>
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
-if (!values.tsx && DIST_IS_CURRENT) {
+if (!values.sources && DIST_IS_CURRENT) {
   log("dist/ is built from the sources as they are: not building it again");
-} else if (!values.tsx) {
-  // The tool as it ships: compiled once here, so the figures never carry TypeScript's loader
-  // (about 1.5 s of start-up and 90 MB a thread under tsx).
+} else if (!values.sources) {
+  // The tool as it ships: built once here, so the figures are those of the installed command (the
+  // sources load several hundred modules at every start).
   log("building dist/ (npm run build)");
   try {
     execFileSync("npm", ["run", "--silent", "build"], { cwd: REPO_ROOT, stdio: "inherit" });
   } catch {
-    fail("npm run build failed; fix the build or run the sources with --tsx");
+    fail("npm run build failed; fix the build or run the sources with --sources");
   }
   if (!existsSync(join(REPO_ROOT, "dist/src/bin.js"))) fail("the build left no dist/src/bin.js");
 }
@@ -182,7 +182,7 @@ const baseKit: Omit<BenchKit, "cleanup"> = {
   sizesGiven: values.sizes !== undefined,
   backends,
   postgres,
-  runner: values.tsx ? "tsx" : "dist",
+  runner: values.sources ? "sources" : "dist",
   log,
 };
 

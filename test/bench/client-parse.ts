@@ -3,7 +3,7 @@
  * `GET /v2/identity/identities` (JSON.parse plus the wire parsers), the client's hot path during
  * the snapshot. Prints one JSON line.
  *
- *   node --import tsx test/bench/client-parse.ts
+ *   node test/bench/client-parse.ts
  */
 
 import { syntheticIdentities } from "../../src/contract/index.ts";

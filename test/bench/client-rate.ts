@@ -4,7 +4,7 @@
  * (20 ms latency, 200 rps per endpoint over a 1 s window, 5 s penalty: the platform's rule with
  * its numbers shrunk so a run takes a minute) and prints one JSON line of figures on stdout.
  *
- *   node --import tsx test/bench/client-rate.ts [--seconds 30] [--rate 190] [--concurrency 16]
+ *   node test/bench/client-rate.ts [--seconds 30] [--rate 190] [--concurrency 16]
  *     [--sequential-seconds 10] [--window-s 1]
  *
  * The client never sends more than ⌊rate⌋ requests in any second, but the server counts arrivals

@@ -3,7 +3,7 @@
  * prints one JSON line with throughput and memory. The relation (`controls_bench.identities` in the
  * database of BENCH_DATABASE_URL, else TEST_DATABASE_URL) is seeded on first use and reused after.
  *
- *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node --import tsx test/bench/reader.ts
+ *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node test/bench/reader.ts
  *
  * Optional: BENCH_ROWS (default 1000000), BENCH_BATCH_SIZE (default 1000).
  */

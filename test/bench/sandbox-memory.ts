@@ -3,7 +3,7 @@
  * separate process (the CLI). Reads VmRSS/VmHWM from /proc and the process's own figures from the
  * admin stats, checks that a page is served, and prints one JSON line.
  *
- *   node --import tsx test/bench/sandbox-memory.ts [--identities 1000000]
+ *   node test/bench/sandbox-memory.ts [--identities 1000000]
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";

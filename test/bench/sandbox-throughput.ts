@@ -2,7 +2,7 @@
  * Throughput of the sandbox started as a separate process (the CLI), limits and faults off, measured
  * with autocannon on loopback. Prints one JSON line with requests/s and latency per scenario.
  *
- *   node --import tsx test/bench/sandbox-throughput.ts [--duration 5] [--connections 32]
+ *   node test/bench/sandbox-throughput.ts [--duration 5] [--connections 32]
  */
 import { createRequire } from "node:module";
 import { parseArgs } from "node:util";

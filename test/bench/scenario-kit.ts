@@ -38,8 +38,8 @@ export interface BenchKit {
   /** Backends to run on; PostgreSQL only when `postgres` is set. */
   readonly backends: readonly BackendName[];
   readonly postgres: PostgresServer | null;
-  /** `tsx`: `node --import tsx src/cli.ts`; `dist`: `node dist/src/bin.js` (after npm run build). */
-  readonly runner: "tsx" | "dist";
+  /** `sources`: `node src/cli.ts`; `dist`: `node dist/src/bin.js` (after npm run build). */
+  readonly runner: "sources" | "dist";
   readonly cleanup: Cleanup;
   /** Progress for people, on stderr; stdout carries only the figures. */
   readonly log: (message: string) => void;
@@ -89,7 +89,7 @@ function memoryKb(pid: number): { hwm: number; rss: number } | undefined {
 function toolArgv(kit: BenchKit, args: readonly string[]): string[] {
   return kit.runner === "dist"
     ? [join(REPO_ROOT, "dist/src/bin.js"), ...args]
-    : ["--import", import.meta.resolve("tsx"), join(REPO_ROOT, "src/cli.ts"), ...args];
+    : [join(REPO_ROOT, "src/cli.ts"), ...args];
 }
 
 /**

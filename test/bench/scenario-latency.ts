@@ -67,7 +67,7 @@ export async function latencyScenario(kit: BenchKit): Promise<Record<string, unk
     setup: {
       sandbox:
         "separate process (CLI), --rate-limit 0, migrated fraction 0.5, latency per request set through PUT /__sandbox/faults",
-      tool: `${kit.runner === "dist" ? "node dist/src/bin.js" : "node --import tsx src/cli.ts"} plan --state bulk|filtered --json (default --rate 40, --concurrency 8, --listing-parallelism 8)`,
+      tool: `${kit.runner === "dist" ? "node dist/src/bin.js" : "node src/cli.ts"} plan --state bulk|filtered --json (default --rate 40, --concurrency 8, --listing-parallelism 8)`,
       peak_rss: "VmHWM of the tool process, polled every 50 ms",
     },
     comparisons,

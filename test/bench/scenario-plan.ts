@@ -65,7 +65,7 @@ function logLines(stderr: string): LogLine[] {
 }
 
 /**
- * Where the time went, from the tool's log: process start-up (tsx, connect, migrations), the
+ * Where the time went, from the tool's log: process start-up (loading, connect, migrations), the
  * choice of strategy, the platform listing (the source pass and the findings run beside it), then
  * everything after the listing (the candidates no page listed, the report), then exit. With
  * `--log-level debug` also when the source pass ended and the findings were complete.
@@ -270,7 +270,7 @@ export async function planScenario(kit: BenchKit): Promise<Record<string, unknow
   return {
     setup: {
       sandbox: "separate process (CLI), faults off, --rate-limit 0, migrated fraction 0.5",
-      tool: `${kit.runner === "dist" ? "node dist/src/bin.js" : "node --import tsx src/cli.ts"} plan --state bulk --json (default --rate 40, --concurrency 8)`,
+      tool: `${kit.runner === "dist" ? "node dist/src/bin.js" : "node src/cli.ts"} plan --state bulk --json (default --rate 40, --concurrency 8)`,
       peak_rss: "VmHWM of the tool process, polled every 50 ms",
       seed: SEED,
     },

@@ -50,9 +50,7 @@ const median = (xs: readonly number[]) => {
 };
 
 function toolArgs(kit: BenchKit, args: readonly string[]): string[] {
-  return kit.runner === "dist"
-    ? ["dist/src/bin.js", ...args]
-    : ["--import", "tsx", "src/cli.ts", ...args];
+  return kit.runner === "dist" ? ["dist/src/bin.js", ...args] : ["src/cli.ts", ...args];
 }
 
 /** `pairs` runs of A and of B in turn, after one warm-up each: medians and the median ratio. */
@@ -158,7 +156,7 @@ export async function startupScenario(kit: BenchKit): Promise<Record<string, unk
   const first = await firstPlan(kit, 10_000);
   kit.log(`first commands on a fresh --data-dir: ${JSON.stringify(first)}`);
   return {
-    tool: `${kit.runner === "dist" ? "node dist/src/bin.js" : "node --import tsx src/cli.ts"} --version | --help | status`,
+    tool: `${kit.runner === "dist" ? "node dist/src/bin.js" : "node src/cli.ts"} --version | --help | status`,
     version,
     help,
     status_no_run: status,

@@ -54,7 +54,7 @@ export async function strategiesScenario(kit: BenchKit): Promise<Record<string, 
   return {
     setup: {
       sandbox: "separate process (CLI), faults off, --rate-limit 0, migrated fraction 0.5",
-      tool: `${kit.runner === "dist" ? "node dist/src/bin.js" : "node --import tsx src/cli.ts"} plan --state bulk|filtered --json (default --rate 40, --concurrency 8)`,
+      tool: `${kit.runner === "dist" ? "node dist/src/bin.js" : "node src/cli.ts"} plan --state bulk|filtered --json (default --rate 40, --concurrency 8)`,
       peak_rss: "VmHWM of the tool process, polled every 50 ms",
     },
     comparisons,

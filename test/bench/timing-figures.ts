@@ -9,7 +9,7 @@
  * - token_bucket: grants of a 5/s rate budget on the real clock for 2.2 s, and the shortest span
  *   of six grants (at most five in any second: never under 1000 ms).
  *
- *   node --import tsx test/bench/timing-figures.ts
+ *   node test/bench/timing-figures.ts
  */
 import os from "node:os";
 import { startSandbox } from "controls-sandbox";

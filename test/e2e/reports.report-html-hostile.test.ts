@@ -11,7 +11,12 @@ import { pathToFileURL } from "node:url";
 import type { DiffRow } from "../../src/reports/csv.ts";
 import { writeReportHtml } from "../../src/reports/html/write-report-html.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
-import { openBrowser, type TestBrowser, waitForMatching } from "../helpers/browser.ts";
+import {
+  BROWSER_SKIP,
+  openBrowser,
+  type TestBrowser,
+  waitForMatching,
+} from "../helpers/browser.ts";
 
 const HOSTILE = [
   "</script><script>alert(1)</script>",
@@ -89,7 +94,9 @@ async function* rows() {
   for (const id of HOSTILE) yield row(id);
 }
 
-describe("report.html with hostile identity ids, in headless Chromium", () => {
+describe("report.html with hostile identity ids, in headless Chromium", {
+  skip: BROWSER_SKIP,
+}, () => {
   let browser: TestBrowser;
   let dir: string;
   let url: string;

@@ -14,7 +14,7 @@ import type { Sandbox } from "controls-sandbox";
 import { startSandbox } from "controls-sandbox";
 import { sql } from "kysely";
 import { prng, uuidFrom } from "../../src/contract/index.ts";
-import { openBrowser, type TestBrowser } from "../helpers/browser.ts";
+import { BROWSER_SKIP, openBrowser, type TestBrowser } from "../helpers/browser.ts";
 import { runCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 
@@ -30,7 +30,7 @@ const ROWS: [string | null, string | null, string | null][] = [
 ];
 
 for (const backend of backends) {
-  describe(`report.html's invalid source rows on ${backend.name}`, () => {
+  describe(`report.html's invalid source rows on ${backend.name}`, { skip: BROWSER_SKIP }, () => {
     let sandbox: Sandbox;
     let target: TestTarget;
     let browser: TestBrowser;

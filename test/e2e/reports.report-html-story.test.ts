@@ -13,7 +13,12 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import type { RunSummary } from "../../src/reports/summary.ts";
-import { openBrowser, type TestBrowser, type WatchedPage } from "../helpers/browser.ts";
+import {
+  BROWSER_SKIP,
+  openBrowser,
+  type TestBrowser,
+  type WatchedPage,
+} from "../helpers/browser.ts";
 import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends } from "../helpers/db.ts";
@@ -36,7 +41,10 @@ const attrs = (w: WatchedPage, selector: string, names: string[]) =>
     .evaluateAll((els, ns) => els.map((e) => ns.map((n) => e.getAttribute(n) ?? "")), names);
 
 for (const backend of backends) {
-  describe(`report.html's story on ${backend.name}`, { timeout: 600_000 }, () => {
+  describe(`report.html's story on ${backend.name}`, {
+    timeout: 600_000,
+    skip: BROWSER_SKIP,
+  }, () => {
     let rig: CliRig;
     let dir: string;
     let shots: string;

@@ -12,6 +12,7 @@ import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import type { RunSummary } from "../../src/reports/summary.ts";
 import {
+  BROWSER_SKIP,
   openBrowser,
   type TestBrowser,
   type WatchedPage,
@@ -51,7 +52,7 @@ const column = (w: WatchedPage, index: number) =>
 const matching = async (w: WatchedPage) =>
   Number(await w.page.locator("#diff-status").getAttribute("data-matching"));
 
-describe("report.html of the demo, in headless Chromium", () => {
+describe("report.html of the demo, in headless Chromium", { skip: BROWSER_SKIP }, () => {
   let browser: TestBrowser;
   let runs: { plan: DemoRun; apply: DemoRun; reconcile: DemoRun };
   let cleanup: string[] = [];

@@ -55,7 +55,7 @@ describe("--client-secret-file read within bounds", {
 }, () => {
   let baselineMs = 0;
   before(async () => {
-    // What starting the CLI costs here (tsx, a loaded machine): a missing file, refused at once.
+    // What starting the CLI costs here (from sources, a loaded machine): a missing file, refused at once.
     const r = await planWithSecretFile(join(dir, "missing"));
     assert.match(r.stderr, /--client-secret-file \S+missing cannot be read: ENOENT/);
     baselineMs = r.ms;

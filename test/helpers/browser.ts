@@ -1,7 +1,9 @@
 /**
  * A real browser for the HTML report tests: Debian's Chromium, headless, driven by playwright-core
- * (which downloads nothing). Missing Chromium is a failure that says how to install it, never a
- * silent skip: `.ci/run` installs it.
+ * (which downloads nothing). Where Chromium is missing, the tests that need it are skipped with the
+ * reason and the command that installs it (`BROWSER_SKIP`), so `npm test` on a fresh machine
+ * passes and says what it did not run; on CI (`CI=true`, where `.ci/run` installs Chromium) a
+ * missing browser fails them instead.
  *
  * @example
  *   const browser = await openBrowser();
@@ -16,6 +18,18 @@ import { type BrowserContext, chromium, type Page } from "playwright-core";
 
 /** Where Debian's package puts the browser; env CHROMIUM_PATH points elsewhere. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+
+/**
+ * The skip reason of every test that opens the browser, where Chromium is missing off CI; false
+ * where it can run (or must: on CI).
+ *
+ * @example
+ *   describe("report.html in headless Chromium", { skip: BROWSER_SKIP }, () => {});
+ */
+export const BROWSER_SKIP: string | false =
+  existsSync(CHROMIUM_PATH) || process.env.CI === "true"
+    ? false
+    : `Chromium is not installed at ${CHROMIUM_PATH}: install it with apt-get install -y --no-install-recommends chromium (bash .ci/run does), or set CHROMIUM_PATH`;
 
 const FLAGS = [
   "--headless",

@@ -1,15 +1,15 @@
 /**
  * How tests start the CLI in a child process: the installed command as it ships (`dist/src/bin.js`,
- * which runs the bundle `dist/cli.cjs` with its code cache) when both were built from the sources
- * as they are now (`npm test` builds first), else the sources under tsx. A child under tsx spends about a second more CPU starting, two under PGlite (its thread
- * loads tsx again), and the suite starts several hundred children.
+ * which runs the bundle `dist/cli.cjs` with its code cache) when it was built from the sources as
+ * they are now (`npm test` builds first), else the sources themselves (`src/cli.ts`, node strips
+ * their types). Either way a child runs the code as it is: a stale build is never used.
  *
  * @example
  *   spawn(process.execPath, [...CLI_ENTRY, "plan", "--json"], { cwd: scratchCwd() });
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -41,68 +41,18 @@ function builtFromCurrentSources(): boolean {
 
 /** Whether dist/ (the compiled files and the bundle) was built from the sources as they are now. */
 export const DIST_IS_CURRENT: boolean = builtFromCurrentSources();
-const built = DIST_IS_CURRENT;
 
-/**
- * The compiled database thread (`dist/src/db/connection/pglite-worker.js`) when the build is of
- * the sources as they are now, for `runPgliteThreadsFrom`; else undefined.
- */
-export const COMPILED_PGLITE_WORKER: URL | undefined = built
-  ? pathToFileURL(join(ROOT, "dist/src/db/connection/pglite-worker.js"))
-  : undefined;
-const fromSources = ["--import", import.meta.resolve("tsx"), join(ROOT, "src/cli.ts")];
+/** The CLI's sources as ES modules: what a child runs when the build is not current. */
+export const SOURCE_CLI_ENTRY: readonly string[] = Object.freeze([join(ROOT, "src/cli.ts")]);
 
 /** Node's arguments that start the CLI, by absolute paths, so a child may run in any folder. */
-export const CLI_ENTRY: readonly string[] = Object.freeze(
-  built ? [join(ROOT, "dist/src/bin.js")] : fromSources,
-);
+export const CLI_ENTRY: readonly string[] = DIST_IS_CURRENT
+  ? Object.freeze([join(ROOT, "dist/src/bin.js")])
+  : SOURCE_CLI_ENTRY;
 
 /**
- * The CLI as ES modules, not bundled (`dist/src/cli.js`): for tests that watch which packages a
- * command loads through a module hook, which sees ES modules only. The bundle defers the same
- * modules' initialisation to the same dynamic imports.
+ * The CLI as ES modules, from its sources: for tests that watch which packages a command loads
+ * through a module hook, which sees ES modules only. The bundle defers the same modules'
+ * initialisation to the same dynamic imports.
  */
-export const MODULE_CLI_ENTRY: readonly string[] = Object.freeze(
-  built ? [join(ROOT, "dist/src/cli.js")] : fromSources,
-);
-
-/** Whether this suite runs compiled: `npm test` compiles each test and helper beside its source. */
-const SUITE_COMPILED = import.meta.url.endsWith(".js");
-/** The condition that points the sandbox package's exports at its compiled entry files. */
-const COMPILED_CONDITION = "--conditions=controls-migrate-suite";
-
-/**
- * Node's arguments that run a TypeScript file of the repository (a script, a helper process) in a
- * child: its compiled `.js` beside it when this suite runs compiled, else the source under tsx,
- * whose module hooks cost a child about a second of CPU.
- *
- * @example
- *   spawn(process.execPath, [...tsEntry(join(ROOT, "scripts/sandbox-from-db.ts")), "--help"]);
- */
-export function tsEntry(tsPath: string): string[] {
-  return SUITE_COMPILED
-    ? [COMPILED_CONDITION, compiledBeside(tsPath)]
-    : ["--import", import.meta.resolve("tsx"), tsPath];
-}
-
-const compiledBeside = (tsPath: string) => tsPath.replace(/\.ts$/, ".js");
-
-/**
- * A module of the repository for a child's `import()`, as a file URL: the compiled `.js` when this
- * suite runs compiled (the child then needs no tsx), else the `.ts` source.
- */
-export function moduleUrl(tsPath: string): string {
-  return pathToFileURL(SUITE_COMPILED ? compiledBeside(tsPath) : tsPath).href;
-}
-
-/**
- * Node's arguments under which a child resolves `controls-sandbox` as this suite does: when it
- * runs compiled, the condition that names the sandbox's one-file bundle (`spawnSandbox`'s bin then
- * runs it without tsx); from sources, none.
- */
-export const SANDBOX_CONDITION: readonly string[] = SUITE_COMPILED ? [COMPILED_CONDITION] : [];
-
-/** `--import tsx` when a child loads `.ts` modules (see {@link moduleUrl}); compiled, the condition. */
-export const TSX_FOR_MODULES: readonly string[] = SUITE_COMPILED
-  ? [COMPILED_CONDITION]
-  : ["--import", import.meta.resolve("tsx")];
+export const MODULE_CLI_ENTRY: readonly string[] = SOURCE_CLI_ENTRY;

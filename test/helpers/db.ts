@@ -27,9 +27,7 @@ import {
   wrapPgPool,
 } from "../../src/db/connection/connect.ts";
 import { migrateToLatest } from "../../src/db/connection/migrate.ts";
-import { runPgliteThreadsFrom } from "../../src/db/connection/pglite-thread.ts";
 import { silentLogger } from "../../src/log.ts";
-import { COMPILED_PGLITE_WORKER } from "./cli-entry.ts";
 import { copyInitialisedPgliteFolder } from "./pglite-folder.ts";
 
 export interface OpenOptions {
@@ -69,10 +67,6 @@ export interface Backend {
 }
 
 const adminUrl = process.env.TEST_DATABASE_URL || undefined;
-
-// The test's own databases run their thread from the build when it is current: loading tsx again
-// in each thread cost about 0.3 s of CPU a database.
-runPgliteThreadsFrom(COMPILED_PGLITE_WORKER);
 
 /** The defaults of every global option (from the options table), quiet, with `over` on top. */
 function globalFor(over: Partial<GlobalConfig>): GlobalConfig {

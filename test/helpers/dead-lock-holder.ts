@@ -7,19 +7,14 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { moduleUrl, TSX_FOR_MODULES } from "./cli-entry.ts";
 
-const DATA_DIR_LOCK = moduleUrl(
-  fileURLToPath(new URL("../../src/db/connection/data-dir-lock.ts", import.meta.url)),
-);
+const DATA_DIR_LOCK = new URL("../../src/db/connection/data-dir-lock.ts", import.meta.url).href;
 
 /** Leaves `${dataDir}.lock` held by a process that is gone. */
 export function lockHeldByDeadProcess(dataDir: string): void {
   const holder = spawnSync(
     process.execPath,
     [
-      ...TSX_FOR_MODULES,
       "--input-type=module",
       "-e",
       `const { acquireDataDirLock } = await import(${JSON.stringify(DATA_DIR_LOCK)});

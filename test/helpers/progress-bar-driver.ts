@@ -5,7 +5,7 @@
  * `q` stops the bar and ends.
  *
  * @example
- *   spawnInTty([], { entry: ["--import", "tsx", "test/helpers/progress-bar-driver.ts"] });
+ *   spawnInTty([], { entry: ["test/helpers/progress-bar-driver.ts"] });
  */
 import { createInterface } from "node:readline";
 import { createLogger } from "../../src/log.ts";

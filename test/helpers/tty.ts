@@ -15,7 +15,7 @@ import { scratchCwd } from "./scratch-cwd.ts";
 export interface TtyOptions {
   readonly cols?: number;
   readonly env?: Record<string, string | undefined>;
-  /** What node runs instead of the CLI (`CLI_ENTRY`): e.g. a test's own script under tsx. */
+  /** What node runs instead of the CLI (`CLI_ENTRY`): e.g. a test's own script. */
   readonly entry?: readonly string[];
 }
 

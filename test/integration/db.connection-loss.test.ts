@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { pathToFileURL } from "node:url";
 import { sql } from "kysely";
 import pg from "pg";
 import { loadSourceConfig } from "../../src/config.ts";
@@ -28,7 +29,6 @@ import { readSource } from "../../src/db/source/source-reader.ts";
 import { createLogger, silentLogger } from "../../src/log.ts";
 import { storeFindings } from "../../src/migration/classify/findings.ts";
 import { collect, REPO_ROOT } from "../helpers/cli.ts";
-import { moduleUrl, TSX_FOR_MODULES } from "../helpers/cli-entry.ts";
 import {
   type Cluster,
   clusterUnavailable,
@@ -39,7 +39,7 @@ import {
 } from "../helpers/pg-cluster.ts";
 import { startFaultProxy } from "../helpers/pg-fault-proxy.ts";
 
-const CONNECT_MODULE = moduleUrl(join(REPO_ROOT, "src/db/connection/connect.ts"));
+const CONNECT_MODULE = pathToFileURL(join(REPO_ROOT, "src/db/connection/connect.ts")).href;
 
 const adminUrl = process.env.TEST_DATABASE_URL || undefined;
 
@@ -114,7 +114,6 @@ describe("lost PostgreSQL connections", {
     const child = spawn(
       process.execPath,
       [
-        ...TSX_FOR_MODULES,
         "--input-type=module",
         "-e",
         `import { sql } from "kysely";

@@ -11,7 +11,6 @@ import { createInterface, type Interface } from "node:readline";
 import { after, before, describe, it } from "node:test";
 import { acquireDataDirLock } from "../../src/db/connection/data-dir-lock.ts";
 import { REPO_ROOT } from "../helpers/cli.ts";
-import { tsEntry } from "../helpers/cli-entry.ts";
 
 /** Polls `cond` (every 10 ms, for up to 30 s) until it holds: waits for the event, not a time. */
 async function until(cond: () => boolean, what: string): Promise<void> {
@@ -49,8 +48,8 @@ interface Contender {
   send(line: string): void;
 }
 
-/** The contender, compiled when this file is (`npm test` compiles both), else under tsx. */
-const CONTENDER = tsEntry(join(REPO_ROOT, "test/helpers/lock-contender.ts"));
+/** The contender: a helper script of the suite, run from its source. */
+const CONTENDER = [join(REPO_ROOT, "test/helpers/lock-contender.ts")];
 
 function contender(): Contender {
   const child = spawn(process.execPath, CONTENDER, {

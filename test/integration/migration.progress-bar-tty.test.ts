@@ -6,14 +6,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { tsEntry } from "../helpers/cli-entry.ts";
 import { spawnInTty } from "../helpers/tty.ts";
 
 const DRIVER = fileURLToPath(new URL("../helpers/progress-bar-driver.ts", import.meta.url));
 
 describe("the progress bar on a terminal", () => {
   it("after a burst shows the budget in force as its rate, shows a lowered budget at once, and never a count past its total", async () => {
-    const t = spawnInTty([], { entry: tsEntry(DRIVER) });
+    const t = spawnInTty([], { entry: [DRIVER] });
     // 500 done at once against a budget of 40 requests/s: the rate shown is the budget.
     await t.waitFor(/500\/500 \| 40\/s/);
     t.type("4\r"); // a set-rate 4: the next refresh shows it

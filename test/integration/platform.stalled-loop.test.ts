@@ -6,7 +6,6 @@ import { type SandboxProcess, spawnSandbox } from "controls-sandbox/test-helpers
 import { loadPlatformConfig, type PlatformConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
 import { createPlatformClient, READ_SCOPES } from "../../src/platform/index.ts";
-import { SANDBOX_CONDITION } from "../helpers/cli-entry.ts";
 
 const RATE = 50;
 const WAVES = 3;
@@ -51,11 +50,7 @@ describe("the rate budget when the event loop stalls", () => {
   before(async () => {
     // Out of process, so the sandbox's clock and request log run on while this process is blocked.
     // Its own limit is off: the test counts what arrives instead of waiting for 429s.
-    sb = await spawnSandbox(
-      ["--port", "0", "--identities", String(REQUESTS), "--seed", "5"],
-      undefined,
-      SANDBOX_CONDITION,
-    );
+    sb = await spawnSandbox(["--port", "0", "--identities", String(REQUESTS), "--seed", "5"]);
   });
   after(async () => {
     await sb.stop();

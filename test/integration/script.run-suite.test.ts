@@ -85,9 +85,14 @@ describe("npm test's runner (scripts/run-suite.mjs)", () => {
     assert.match(r.stderr, /TMPDIR: left/);
   });
 
-  it("lets tsx's compile cache stay in the temporary folder", () => {
-    const r = run(child(`fs.mkdirSync(p.join(os.tmpdir(),"tsx-0"))`, 0));
+  it("gives the tests node's compile cache in node_modules/.cache, outside the temporary folder and the sources", () => {
+    const env = { ...process.env };
+    delete env.NODE_COMPILE_CACHE;
+    const r = run(child("console.log(process.env.NODE_COMPILE_CACHE)", 0), { env });
     assert.equal(r.status, 0, r.stderr);
+    const lines = r.stdout.trim().split("\n");
+    assert.equal(lines.length, 3, r.stdout);
+    assert.equal(lines[2], join(REPO_ROOT, "node_modules/.cache/node-compile-cache"));
   });
 
   describe("in a git checkout", () => {

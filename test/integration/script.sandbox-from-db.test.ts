@@ -11,11 +11,10 @@ import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
 import { seedSource } from "../../src/db/source/seed.ts";
 import { collect } from "../helpers/cli.ts";
-import { tsEntry } from "../helpers/cli-entry.ts";
 import { backends } from "../helpers/db.ts";
 
 const LONG_ID = `long-${"x".repeat(251)}`;
-const SCRIPT = tsEntry(fileURLToPath(new URL("../../scripts/sandbox-from-db.ts", import.meta.url)));
+const SCRIPT = [fileURLToPath(new URL("../../scripts/sandbox-from-db.ts", import.meta.url))];
 const cwd = mkdtempSync(join(tmpdir(), "controls-sandbox-from-db-"));
 after(() => rmSync(cwd, { recursive: true, force: true }));
 

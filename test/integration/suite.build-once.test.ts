@@ -8,11 +8,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { pathToFileURL } from "node:url";
 import { REPO_ROOT } from "../helpers/cli.ts";
-import { moduleUrl, TSX_FOR_MODULES } from "../helpers/cli-entry.ts";
 import { lockHeldByDeadProcess } from "../helpers/dead-lock-holder.ts";
 
-const BUILD_ONCE = moduleUrl(join(REPO_ROOT, "test/helpers/build-once.ts"));
+const BUILD_ONCE = pathToFileURL(join(REPO_ROOT, "test/helpers/build-once.ts")).href;
 
 /** A process asking for `home`, whose build logs its pid to `log` and takes 300 ms. */
 function asker(home: string, log: string): Promise<{ code: number | null; out: string }> {
@@ -26,7 +26,7 @@ function asker(home: string, log: string): Promise<{ code: number | null; out: s
       writeFileSync(join(into, "made-by"), String(process.pid));
     });
     process.stdout.write(readFileSync(join(home, "made-by"), "utf8"));`;
-  const child = spawn(process.execPath, [...TSX_FOR_MODULES, "--input-type=module", "-e", script], {
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   let out = "";

@@ -17,8 +17,7 @@ const SHARED_REFERENCE = new RegExp(`${"shared"}[\\\\/]reference`);
 function* files(path: string): Generator<string> {
   if (statSync(path).isDirectory()) {
     for (const entry of readdirSync(path)) {
-      // The suite's bundles (scripts/bundle-tests.mjs) hold third-party code, not the project's.
-      if (entry === "node_modules" || entry === ".suite-bundle") continue;
+      if (entry === "node_modules") continue;
       yield* files(join(path, entry));
     }
   } else yield path;

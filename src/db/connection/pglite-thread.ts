@@ -210,37 +210,17 @@ export class PgliteThread {
 /** The worker thread's young generation, in MB (see `spawnWorker`). */
 const WORKER_YOUNG_GENERATION_MB = 8;
 
-let compiledWorker: URL | undefined;
-
 /**
- * Runs every database thread this process starts from now on from `worker`, a compiled
- * `pglite-worker.js` of these same sources, or again as `spawnWorker` chooses (`undefined`). For
- * a test process running the sources under tsx: each thread would otherwise load tsx again to run
- * the TypeScript worker, about 0.3 s of CPU for every database opened.
- */
-export function runPgliteThreadsFrom(worker: URL | undefined): void {
-  compiledWorker = worker;
-}
-
-/**
- * The worker: the one `runPgliteThreadsFrom` names; else the compiled `pglite-worker.js` next to
- * this file (from a bundle in `dist/`, such as `dist/cli.cjs`, at `dist/src/db/connection/`), or,
- * run from the TypeScript sources (tests, `npm run cli`), `pglite-worker.ts` behind tsx's loader.
- * Node 20 does not carry tsx's `--import` hooks into a worker's entry (tsx issue #354), so they are
- * registered there first.
+ * The worker: the compiled `pglite-worker.js` next to this file (from a bundle in `dist/`, such as
+ * `dist/cli.cjs`, at `dist/src/db/connection/`), or, run from the TypeScript sources (tests, `npm
+ * run cli`), `pglite-worker.ts`, whose types node strips as it does the main thread's.
  */
 function spawnWorker(init: PgliteThreadInit, transfer: Uint8Array | undefined): Worker {
   const self = import.meta.url;
-  if (compiledWorker) return new Worker(compiledWorker, workerOptions(init, transfer));
-  const fromSource = self.endsWith(".ts");
   const entry = /\.[cm]js$/.test(self)
     ? new URL("./src/db/connection/pglite-worker.js", self)
-    : new URL(`./pglite-worker.${fromSource ? "ts" : "js"}`, self);
-  const opts = workerOptions(init, transfer);
-  if (!fromSource) return new Worker(entry, opts);
-  const tsx = import.meta.resolve("tsx/esm/api");
-  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); });`;
-  return new Worker(boot, { ...opts, eval: true });
+    : new URL(`./pglite-worker.${self.endsWith(".ts") ? "ts" : "js"}`, self);
+  return new Worker(entry, workerOptions(init, transfer));
 }
 
 function workerOptions(init: PgliteThreadInit, transfer: Uint8Array | undefined) {

@@ -68,17 +68,12 @@ export function runSandboxCli(args: readonly string[], timeoutMs = 60_000): Prom
   });
 }
 
-/**
- * Starts `controls-sandbox <args>` and waits for its JSON line; kills the child if it never comes.
- * `nodeArgs` go before the bin: the CLI's compiled suite passes its condition, under which the bin
- * runs the suite's bundle instead of the sources under tsx.
- */
+/** Starts `controls-sandbox <args>` and waits for its JSON line; kills the child if it never comes. */
 export function spawnSandbox(
   args: readonly string[],
   readyTimeoutMs = 60_000,
-  nodeArgs: readonly string[] = [],
 ): Promise<SandboxProcess> {
-  return spawnReady([...nodeArgs, ...cliArgs(args)], SANDBOX_ROOT, readyTimeoutMs);
+  return spawnReady(cliArgs(args), SANDBOX_ROOT, readyTimeoutMs);
 }
 
 /**
