@@ -14,20 +14,12 @@ import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends } from "../helpers/db.ts";
 import { startProxy } from "../helpers/http-proxy.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 4_000;
 const SEED = 31;
 const CONTROLS = "/v2/identity/controls";
 const flagged = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled).map((r) => r.id);
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 240_000) {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setImmediate(r));
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 for (const backend of backends) {
   describe(`read commands during an apply on ${backend.name}`, { timeout: 900_000 }, () => {

@@ -19,6 +19,7 @@ import { TOOL_TABLES } from "../../src/db/schema.ts";
 import { runCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { assertExactlyOnce, clientSellOnly } from "../helpers/platform-assertions.ts";
 
 const N = 300;
 const SEED = 53;
@@ -27,16 +28,6 @@ const awaited = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled)
 /** An identity with neither flag, here or on the platform, that the last test flags and clears. */
 const CLEAN = [...syntheticIdentities(N, SEED)].find((r) => !r.user_disabled && !r.admin_disabled)
   ?.id as string;
-
-const clientSellOnly = (sandbox: Sandbox, id: string) =>
-  sandbox
-    .controlsOf(id)
-    .filter(
-      (c) =>
-        c.type === "SELL_ONLY" &&
-        !c.deleted_at &&
-        (c.set_by === "CLIENT" || c.set_by === "SET_BY_CLIENT"),
-    );
 
 type Db = DatabaseHandle["db"];
 
@@ -144,7 +135,7 @@ for (const backend of backends) {
       const second = await apply();
       assert.equal(second.code, 0, second.stderr);
       assert.equal(sandbox.stats().writes.creates - creates, awaited.length);
-      for (const id of awaited) assert.equal(clientSellOnly(sandbox, id).length, 1, id);
+      assertExactlyOnce(sandbox, awaited);
     });
 
     it("forgets a sighting once the identity is in sync, so an identity awaiting again waits afresh", async () => {
