@@ -142,7 +142,7 @@ backends.forEach((backend) => {
       assert.match(r.stderr, /needs confirmation: pass --yes/);
     });
 
-    it("a revert killed by SIGKILL and resumed deletes exactly the controls the apply created, and nothing else", async () => {
+    it("a revert killed by SIGKILL and resumed deletes exactly the controls the apply created, and nothing else; then a second revert of the same run, and the revert of a revert, are refused", async () => {
       const child = spawnCli(
         ["revert", applyId, "--yes", "--rate", "40", "--out", join(dir, "rev"), ...rig.target.args],
         env,
@@ -190,9 +190,8 @@ backends.forEach((backend) => {
         );
       const clientSellOnly = all.filter((x) => x.type === "SELL_ONLY" && isClient(x.set_by));
       assert.equal(clientSellOnly.length, adopted.size, "only the adopted client SELL_ONLY remain");
-    });
 
-    it("a second revert of the same run, and the revert of a revert, are refused", async () => {
+      // Once reverted, a second revert of the same run and the revert of a revert are refused.
       const second = await cli(["revert", applyId, "--yes"]);
       assert.equal(second.code, 1);
       assert.match(second.stderr, /already reverted by run (\S+)/);
