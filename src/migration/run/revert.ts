@@ -10,13 +10,13 @@ import { ensureSchema } from "../../db/connection/migrate.ts";
 import { acquireRunLock } from "../../db/connection/run-lock.ts";
 import { countPendingByAction, skipPending } from "../../db/journal/journal-queries.ts";
 import { countLimited, recreatedControls } from "../../db/journal/revert-queries.ts";
-import { analyzeRunTables } from "../../db/journal/snapshot-queries.ts";
 import {
   finishRun,
   latestRunningWriter,
   markStaleRunsInterrupted,
   touchRun,
 } from "../../db/journal/run-queries.ts";
+import { analyzeRunTables } from "../../db/journal/snapshot-queries.ts";
 import { countRevertWrites } from "../../db/report-queries/revert-diff-queries.ts";
 import { UserError } from "../../errors.ts";
 import type { ClientMetrics } from "../../platform/index.ts";
