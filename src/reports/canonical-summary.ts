@@ -25,6 +25,7 @@ const TOP_LEVEL: readonly (keyof RunSummary)[] = [
   "throughput",
   "changes",
   "exit_code",
+  "ledger_error",
   "control_events",
   "revert",
   "reports",

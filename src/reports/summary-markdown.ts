@@ -3,6 +3,8 @@
  * the three-way table, action outcomes, requests, throughput, the changes since the previous
  * writing run, a revert's figures, and the pauses and rate changes), with its table helper.
  */
+
+import { runNotes } from "./run-notes.ts";
 import {
   type ControlEventFigure,
   type RevertFigures,
@@ -36,6 +38,7 @@ export function renderSummaryMarkdown(s: RunSummary): string {
       : []),
     `Source: ${s.source.rows_read} rows read, ${s.source.candidates} candidates, ${s.source.anomalies} anomalies.`,
     "",
+    ...runNotes(s).flatMap((note) => [note, ""]),
     "## Findings",
     "",
     s.mode !== "plan" && s.findings_left

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { escapeInvisible } from "../visible-text.ts";
+import { runNotes } from "./run-notes.ts";
 import type { ThreeWaySummary } from "./three-way-section.ts";
 
 export interface EndpointFigures {
@@ -44,6 +45,15 @@ export interface RevertFigures {
     readonly deleted_control_id: string;
     readonly new_control_id: string;
   }[];
+}
+
+/** summary.json's `ledger_error`: where a run's books did not balance. */
+export interface LedgerErrorFigure {
+  readonly stage: string;
+  readonly what: string;
+  readonly expected: number;
+  readonly actual: number;
+  readonly message: string;
 }
 
 /** summary.json; the key set is part of the tool's interface (README "Reports"). */
@@ -99,6 +109,11 @@ export interface RunSummary {
     readonly new_client_work: number;
   } | null;
   readonly exit_code: number;
+  /**
+   * The books' first gap when they do not balance (exit 4): the stage, what was weighed, both
+   * counts and the message; absent when they balance.
+   */
+  readonly ledger_error?: LedgerErrorFigure | null;
   /** Every pause, continue and rate change of the run, and every hold, oldest first. */
   readonly control_events?: readonly ControlEventFigure[];
   /** A revert: the run it reverts, and the controls it re-created (each has a new id). */
@@ -146,6 +161,7 @@ export function renderSummaryTable(s: RunSummary): string {
     const count = `${r.count.padStart(countWidth)}${writer && r.k !== "in_sync" ? " left" : ""}`;
     lines.push(`  ${r.k.padEnd(nameWidth)}  ${count}${r.done ? `  ${r.done}` : ""}`.trimEnd());
   }
+  lines.splice(2, 0, ...runNotes(s).map((note) => `  ${note}`));
   if (s.revert) lines.splice(1, 1, revertLine(s.revert), ...revertOutcomes(s));
   else if (rows.length === 0) lines.push("  no findings");
   const c = s.changes;

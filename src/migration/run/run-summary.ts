@@ -98,6 +98,7 @@ export function tallyOf(mode: RunMode, interrupted: boolean, f: RunFigures): Run
     // learnt late (how the filtered strategy checks existence), not an action to retry.
     failedActions: f.actions.failed - (f.outcomes["failed:identity_not_found"] ?? 0),
     unsettledActions: f.actions.pending + f.actions.in_flight + f.actions.ambiguous,
+    readFailed: f.findings.read_failed ?? 0,
     anyFindingsLeft: Object.entries(findingResolution(f).findings_left)
       .filter(([kind]) => kind !== "in_sync")
       .reduce((n, [, v]) => n + v, 0),
@@ -146,6 +147,8 @@ export interface SummaryInput {
   readonly figures: RunFigures;
   readonly metrics: ClientMetrics;
   readonly changes: RunSummary["changes"];
+  /** The books' first gap, when they do not balance. */
+  readonly ledgerError?: RunSummary["ledger_error"];
 }
 
 const perSecond = (n: number, seconds: number) =>
@@ -185,5 +188,6 @@ export function buildRunSummary(i: SummaryInput): Omit<RunSummary, "reports"> {
     },
     changes: i.changes,
     exit_code: i.exitCode,
+    ...(i.ledgerError ? { ledger_error: i.ledgerError } : {}),
   };
 }

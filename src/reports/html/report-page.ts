@@ -4,6 +4,7 @@
  * rows themselves are streamed in between by `write-report-html.ts`.
  */
 import { thousands } from "../../thousands.ts";
+import { runNotes } from "../run-notes.ts";
 import { type RunSummary, revertLine } from "../summary.ts";
 import { html, SafeHtml } from "./html-text.ts";
 import { findingsChart, outcomesChart, steerMarks } from "./report-charts.ts";
@@ -134,6 +135,7 @@ export function renderPageHead(i: HtmlReportInput): string {
 ${s.revert ? html`<dt>Revert</dt><dd id="revert-counts">${revertLine(s.revert).trim()}${s.revert.dry_run ? " (dry run: nothing sent)" : ""}.</dd>` : html`<dt>Source</dt><dd id="source">${n(s.source.rows_read)} rows read, ${n(s.source.candidates)} candidates, ${n(s.source.anomalies)} anomalies.</dd>`}
 <dt>Throughput</dt><dd>${s.throughput.identities_per_s.toFixed(1)} identities/s, ${s.throughput.actions_per_s.toFixed(1)} actions/s.</dd>
 </dl>
+${runNotes(s).map((note) => html`<p class="note run-note">${note}</p>`)}
 <h2>Findings and action outcomes</h2>
 <div class="charts"><div>${findingsChart(s)}</div>
 <div>${outcomesChart(s)}</div></div>
