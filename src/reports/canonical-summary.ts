@@ -17,6 +17,7 @@ const TOP_LEVEL: readonly (keyof RunSummary)[] = [
   "strategy",
   "platform_state",
   "source",
+  "coverage",
   "findings",
   "findings_left",
   "actions_by_finding",

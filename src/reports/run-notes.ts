@@ -9,6 +9,25 @@ import { thousands } from "../thousands.ts";
 export interface NotesInput {
   readonly platform_state?: { readonly listing: object | null } | null;
   readonly ledger_error?: { readonly message: string } | null;
+  readonly coverage?: {
+    readonly candidates: number;
+    readonly candidates_read: number;
+    readonly read_failed: number;
+    readonly not_looked_for: readonly string[];
+  } | null;
+}
+
+/**
+ * "read 9,843 of 10,000 candidates (157 read failed); not looked for: platform_will_restrict".
+ *
+ * @example
+ *   coverageLine({ candidates: 3, candidates_read: 3, read_failed: 0, not_looked_for: [] })
+ *   // "read 3 of 3 candidates; not looked for: none"
+ */
+export function coverageLine(c: NonNullable<NotesInput["coverage"]>): string {
+  const failed = c.read_failed > 0 ? ` (${thousands(c.read_failed)} read failed)` : "";
+  const unseen = c.not_looked_for.length > 0 ? c.not_looked_for.join(", ") : "none";
+  return `read ${thousands(c.candidates_read)} of ${thousands(c.candidates)} candidates${failed}; not looked for: ${unseen}`;
 }
 
 /** A listing figure of summary.json's `platform_state.listing` (a number, else 0). */
@@ -25,7 +44,7 @@ const listingFigure = (s: NotesInput, key: string): number => {
  *   runNotes(summary) // ["The listing omitted 2 candidate identities: ..."]
  */
 export function runNotes(s: NotesInput): string[] {
-  const notes: string[] = [];
+  const notes: string[] = s.coverage ? [`Coverage: ${coverageLine(s.coverage)}.`] : [];
   const omitted = listingFigure(s, "omitted");
   if (omitted > 0) {
     notes.push(

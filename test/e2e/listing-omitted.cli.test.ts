@@ -50,6 +50,9 @@ for (const backend of backends) {
       assert.match(r.html, /The listing omitted 2 candidate identities/);
       assert.match(r.stderr, /listing omitted 2 candidate identities/);
       assert.equal(r.code, 2);
+      assert.deepEqual(s.coverage?.not_looked_for, []);
+      assert.equal(s.coverage?.candidates_read, 10);
+      assert.match(r.md, /Coverage: read 10 of 10 candidates; not looked for: none\./);
     });
 
     it("apply --state bulk gives both their control and exits 0, never identity_not_found", async () => {

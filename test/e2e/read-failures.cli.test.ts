@@ -54,7 +54,7 @@ for (const backend of backends) {
     }
 
     for (const cmd of ["plan", "apply", "reconcile"]) {
-      it(`${cmd} --state filtered with 4 reads by id answering 503 exits 3 and its report lists those 4 as read_failed`, async () => {
+      it(`${cmd} --state filtered with 4 reads by id answering 503 exits 3, its report lists those 4 as read_failed and its coverage says 8 of 12 read`, async () => {
         w.proxy.failWhen = (r) =>
           r.url.startsWith(BY_ID) && UNREADABLE.has(r.url.slice(BY_ID.length).split("?")[0] ?? "")
             ? "fail"
@@ -66,6 +66,19 @@ for (const backend of backends) {
         assert.equal(s.findings.read_failed, 4);
         assert.deepEqual(readFailedRows(r.out), [...UNREADABLE].sort());
         assert.match(r.md, /read_failed/);
+        assert.deepEqual(s.coverage, {
+          candidates: 12,
+          candidates_read: 8,
+          candidates_unread: 4,
+          read_failed: 4,
+          not_looked_for: ["platform_will_restrict", "unknown_to_source"],
+        });
+        const line =
+          "Coverage: read 8 of 12 candidates (4 read failed); not looked for: platform_will_restrict, unknown_to_source.";
+        assert.ok(r.md.includes(line), r.md);
+        assert.ok(r.html.includes(line));
+        assert.ok(r.stderr.includes(line));
+        assert.match(r.md, /\| `platform_will_restrict` \| not looked for \|/);
       });
     }
 

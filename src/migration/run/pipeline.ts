@@ -247,15 +247,9 @@ async function finish(
   startedMs: number,
 ): Promise<PipelineResult> {
   const db = deps.handle.db;
-  const { figures, tally, changes } = await finalTally(deps, options, run.id);
-  const { exitCode, status, error, gap } = await runVerdict(
-    deps,
-    options,
-    run.id,
-    tally,
-    figures,
-    run.source,
-  );
+  const { figures, tally, changes, coverage } = await finalTally(deps, options, run);
+  const verdict = await runVerdict(deps, options, run.id, tally, figures, run.source);
+  const { exitCode, status, error, gap } = verdict;
   await saveRequestSeries(db, run.id, deps.client.metrics().series);
   // A plan's journal statistics (for the next runs) are taken beside its report, not before it.
   const analyzed = options.mode === "plan" ? analyzeRunTables(db, "journal") : Promise.resolve();
@@ -274,6 +268,7 @@ async function finish(
     figures,
     metrics: deps.client.metrics(),
     changes,
+    coverage,
     ledgerError: gap,
   });
   const changed = deps.settingChanges ?? [];

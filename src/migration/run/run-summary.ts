@@ -147,6 +147,8 @@ export interface SummaryInput {
   readonly figures: RunFigures;
   readonly metrics: ClientMetrics;
   readonly changes: RunSummary["changes"];
+  /** What the run read of its candidates (summary.json `coverage`). */
+  readonly coverage?: RunSummary["coverage"];
   /** The books' first gap, when they do not balance. */
   readonly ledgerError?: RunSummary["ledger_error"];
 }
@@ -177,6 +179,7 @@ export function buildRunSummary(i: SummaryInput): Omit<RunSummary, "reports"> {
       candidates: i.source.candidates,
       anomalies: i.source.anomalies,
     },
+    ...(i.coverage ? { coverage: i.coverage } : {}),
     findings: i.figures.findings,
     three_way: threeWaySummary(i.figures.threeWay ?? []),
     ...findingResolution(i.figures),

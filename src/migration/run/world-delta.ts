@@ -5,6 +5,8 @@
  * contested identities. Runs once a new writer's read is complete, before anything is confirmed.
  */
 import type { Kysely } from "kysely";
+import { countCoverage } from "../../db/journal/coverage-queries.ts";
+import { findingDelta } from "../../db/report-queries/finding-delta-queries.ts";
 import {
   countWorldChanges,
   type DeltaRuns,
@@ -17,7 +19,6 @@ import {
   storeFlagDelta,
 } from "../../db/report-queries/world-delta-queries.ts";
 import {
-  findingDelta,
   journalOrphanDeletes,
   markContested,
   markOrphans,
@@ -28,6 +29,7 @@ import { type Database, type RunMode, WORLD_CHANGE_KINDS } from "../../db/schema
 import { refreshSourceIdSet, sourceIdSetOf } from "../../db/source/source-id-set-queries.ts";
 import { lookupSourceRows } from "../../db/source/source-reader.ts";
 import type { RunSummary } from "../../reports/summary.ts";
+import { coverageOf } from "./coverage.ts";
 import { CLIENT_WORK_KINDS, type RunTally } from "./exit-code.ts";
 import type { PipelineDeps, PipelineOptions } from "./pipeline-context.ts";
 import { findingResolution, type RunFigures, readRunFigures, tallyOf } from "./run-summary.ts";
@@ -161,7 +163,13 @@ export async function worldChanges(
   const outsideTotal = Object.values(outside).reduce((n, v) => n + v, 0);
   const delta = since
     ? await findingDelta(db, runId, since.id, CLIENT_WORK_KINDS)
-    : { newFindings: left.reportable, resolvedFindings: 0, newClientWork: left.clientWork };
+    : {
+        newFindings: left.reportable,
+        resolvedFindings: 0,
+        newClientWork: left.clientWork,
+        changedFindings: 0,
+        comparedIdentities: 0,
+      };
   return {
     since_run_id: since?.id ?? null,
     outside,
@@ -170,6 +178,8 @@ export async function worldChanges(
     new_findings: delta.newFindings,
     resolved_findings: delta.resolvedFindings,
     new_client_work: delta.newClientWork,
+    changed_findings: delta.changedFindings,
+    compared_identities: delta.comparedIdentities,
   };
 }
 
@@ -178,14 +188,20 @@ export async function worldChanges(
  * are first recorded as `identity_not_found` (one finding per fact, whatever the strategy).
  *
  * @example
- *   const { figures, tally, changes } = await finalTally(deps, options, runId);
+ *   const { figures, tally, changes, coverage } = await finalTally(deps, options, run);
  */
 export async function finalTally(
   deps: PipelineDeps,
   options: PipelineOptions,
-  runId: string,
-): Promise<{ figures: RunFigures; tally: RunTally; changes: RunSummary["changes"] }> {
+  run: { readonly id: string; readonly strategy?: string | null },
+): Promise<{
+  figures: RunFigures;
+  tally: RunTally;
+  changes: RunSummary["changes"];
+  coverage: RunSummary["coverage"];
+}> {
   const db = deps.handle.db;
+  const runId = run.id;
   if (options.mode !== "plan") await notFoundCreatesToFindings(db, runId);
   const figures = await readRunFigures(db, runId);
   const base = tallyOf(options.mode, deps.signal?.aborted === true, figures);
@@ -202,5 +218,6 @@ export async function finalTally(
     outsideChanges: changes?.outside_total ?? 0,
     newClientWork: changes?.new_client_work ?? 0,
   };
-  return { figures, tally, changes };
+  const coverage = coverageOf(await countCoverage(db, runId), run.strategy ?? null);
+  return { figures, tally, changes, coverage };
 }

@@ -5,7 +5,7 @@
  */
 import { thousands } from "../../thousands.ts";
 import { runNotes } from "../run-notes.ts";
-import { type RunSummary, revertLine } from "../summary.ts";
+import { comparedNote, type RunSummary, revertLine } from "../summary.ts";
 import { html, SafeHtml } from "./html-text.ts";
 import { findingsChart, outcomesChart, steerMarks } from "./report-charts.ts";
 import { REPORT_JS } from "./report-script.ts";
@@ -108,7 +108,7 @@ function changesSection(i: HtmlReportInput): SafeHtml | "" {
     return html`<h2>Since the previous run</h2><p id="changes">No previous apply or reconcile to compare with.</p>`;
   }
   return html`<h2>Since the previous run</h2>
-<p id="changes" data-new="${c.new_findings}" data-resolved="${c.resolved_findings}" data-outside="${c.outside_total}" data-undone="${c.undone_total}">Compared with ${c.since_run_id} after its actions: ${c.outside_total} outside changes (${c.undone_total} undoing the tool's writes), ${c.new_findings} new findings, ${c.resolved_findings} resolved.</p>
+<p id="changes" data-new="${c.new_findings}" data-resolved="${c.resolved_findings}" data-outside="${c.outside_total}" data-undone="${c.undone_total}">Compared with ${c.since_run_id} after its actions: ${c.outside_total} outside changes (${c.undone_total} undoing the tool's writes), ${c.new_findings} new findings, ${c.resolved_findings} resolved${comparedNote(c)}.</p>
 <h3>New findings</h3>${changedTable("new-findings", i.changes?.added ?? [], c.new_findings)}
 <h3>Resolved findings</h3>${changedTable("resolved-findings", i.changes?.resolved ?? [], c.resolved_findings)}`;
 }
