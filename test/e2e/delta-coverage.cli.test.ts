@@ -5,7 +5,10 @@
  * its coverage names what it did not look for, and its summary says so instead of a 0.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { parseCsv } from "../helpers/corpus.ts";
 import { backends } from "../helpers/db.ts";
 import { type ReadWorld, type Row, readWorld, summaryOf, worldIds } from "../helpers/read-world.ts";
 
@@ -66,6 +69,20 @@ for (const backend of backends) {
       assert.equal(b.changes?.new_findings, 0, JSON.stringify(b.changes));
       assert.equal(b.changes?.resolved_findings, 0, JSON.stringify(b.changes));
       assert.equal(bulk.code, 0, bulk.stderr.slice(-3000));
+    });
+
+    it("reports the platform's legacy fields set or cleared on the platform as platform_field_set and platform_field_cleared, in summary.json, changes.csv and report.html", async () => {
+      w.sandbox.setLegacyFields(IDS[0] ?? "", { admin_disabled: true });
+      w.sandbox.setLegacyFields(IDS[1] ?? "", { user_disabled: false });
+      const r = await w.run("reconcile", "--state", "bulk");
+      const s = summaryOf(r);
+      assert.equal(s.changes?.outside.platform_field_set, 1, JSON.stringify(s.changes));
+      assert.equal(s.changes?.outside.platform_field_cleared, 1, JSON.stringify(s.changes));
+      const csv = parseCsv(readFileSync(join(r.out, "changes.csv"), "utf8"));
+      const kinds = csv.map((c) => `${c.identity_id}|${c.change}`).sort();
+      assert.ok(kinds.includes(`${IDS[0]}|platform_field_set`), kinds.join("\n"));
+      assert.ok(kinds.includes(`${IDS[1]}|platform_field_cleared`), kinds.join("\n"));
+      assert.match(r.html, /<td>platform_field_set<\/td><td class="num">1<\/td>/);
     });
   });
 }

@@ -36,6 +36,8 @@ const compared = (runId: string, sinceId: string, x: string) => {
 };
 
 /**
+ * A run's findings as compared (after its own succeeded actions, for the earlier run: a contested
+ * identity it wrote anyway counts as settled, so the next run never calls it resolved).
  * The key a finding is compared by: identity and kind; `k` its owner (either spelling); `c`, the
  * fact a finding refines (an expected control of the owner missing, whatever the platform's legacy
  * field says of it); `u`, the legacy fields were not read (an identity a filtered listing did not
@@ -47,7 +49,12 @@ const keys = (run: string, afterActions: boolean) => sql`
     case when finding in (${MISSING}) then 'missing' else finding end as c,
     platform_user_disabled is null and platform_admin_disabled is null as u
   from ${T.f} f where run_id = ${run} and finding <> 'in_sync'
-  ${afterActions ? sql`and not exists (select 1 from ${T.a} a where a.run_id = ${run} and a.finding_id = f.id and a.status = 'succeeded')` : sql``}`;
+  ${
+    afterActions
+      ? sql`and not exists (select 1 from ${T.a} a where a.run_id = ${run} and a.status = 'succeeded'
+    and (a.finding_id = f.id or (f.finding = 'contested' and a.identity_id = f.identity_id)))`
+      : sql``
+  }`;
 
 /** Findings of a missing expected control: which one depends on the platform's legacy field. */
 const MISSING = sql.join(

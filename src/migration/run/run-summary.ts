@@ -7,6 +7,7 @@ import type { Kysely } from "kysely";
 import { countFindings } from "../../db/journal/finding-queries.ts";
 import { countActionsByStatus, countActionsPerStatus } from "../../db/journal/journal-queries.ts";
 import {
+  countForcedContested,
   countOutcomesByFinding,
   type FindingOutcomeCount,
 } from "../../db/journal/outcome-queries.ts";
@@ -30,6 +31,8 @@ export interface RunFigures {
   readonly byFinding: readonly FindingOutcomeCount[];
   /** Findings per three-way cell (flag, L, P, finding); empty when no legacy field was read. */
   readonly threeWay?: readonly ThreeWayCellFigure[];
+  /** Contested identities written anyway this run (`--force-contested`). */
+  readonly forcedContested?: number;
 }
 
 /**
@@ -47,6 +50,7 @@ export async function readRunFigures(db: Kysely<Database>, runId: string): Promi
     actions: await countActionsPerStatus(db, runId),
     byFinding: await countOutcomesByFinding(db, runId),
     threeWay: (await threeWayCells(db, runId)).map(({ n, ...c }) => ({ ...c, count: n })),
+    forcedContested: await countForcedContested(db, runId),
   };
 }
 
@@ -76,6 +80,12 @@ export function findingResolution(f: RunFigures): {
     const labels = byFinding[c.finding]!;
     const label = outcomeLabel(c.status, c.outcome);
     labels[label] = (labels[label] ?? 0) + c.n;
+  }
+  // A contested identity written anyway is told once, as forced, and is not left (issue 50).
+  const forced = f.forcedContested ?? 0;
+  if (forced > 0) {
+    left.contested = Math.max(0, (left.contested ?? 0) - forced);
+    byFinding.contested = { ...byFinding.contested, "forced (--force-contested)": forced };
   }
   return { findings_left: left, actions_by_finding: byFinding };
 }

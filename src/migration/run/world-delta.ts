@@ -7,6 +7,7 @@
 import type { Kysely } from "kysely";
 import { countCoverage } from "../../db/journal/coverage-queries.ts";
 import { findingDelta } from "../../db/report-queries/finding-delta-queries.ts";
+import { storePlatformFieldDelta } from "../../db/report-queries/platform-field-delta-queries.ts";
 import {
   countWorldChanges,
   type DeltaRuns,
@@ -68,6 +69,7 @@ export async function assessWorld(
     };
     await storeControlDelta(db, d);
     await storeFlagDelta(db, d, await sourceIdSetOf(db, lineage, since.id));
+    await storePlatformFieldDelta(db, d);
     await storeRowsGone(deps, options, d);
     const remembered = await rememberNotFound(db, runId, since.id);
     if (remembered > 0) {

@@ -101,6 +101,14 @@ function changedTable(id: string, rows: readonly ChangedFinding[], total: number
   return html`<table id="${id}"><thead><tr><th>identity</th><th>finding</th><th>owner</th></tr></thead><tbody>${body}</tbody></table>${more}`;
 }
 
+/** The outside changes by kind, those that happened (changes.csv lists each). */
+function outsideKinds(outside: Record<string, number>): SafeHtml | "" {
+  const rows = Object.entries(outside).filter(([, v]) => v > 0);
+  if (rows.length === 0) return "";
+  const body = rows.map(([k, v]) => html`<tr><td>${k}</td><td class="num">${v}</td></tr>`);
+  return html`<table id="outside-changes"><thead><tr><th>outside change</th><th>count</th></tr></thead><tbody>${body}</tbody></table>`;
+}
+
 function changesSection(i: HtmlReportInput): SafeHtml | "" {
   const c = i.summary.changes;
   if (!c) return "";
@@ -109,6 +117,7 @@ function changesSection(i: HtmlReportInput): SafeHtml | "" {
   }
   return html`<h2>Since the previous run</h2>
 <p id="changes" data-new="${c.new_findings}" data-resolved="${c.resolved_findings}" data-outside="${c.outside_total}" data-undone="${c.undone_total}">Compared with ${c.since_run_id} after its actions: ${c.outside_total} outside changes (${c.undone_total} undoing the tool's writes), ${c.new_findings} new findings, ${c.resolved_findings} resolved${comparedNote(c)}.</p>
+${outsideKinds(c.outside)}
 <h3>New findings</h3>${changedTable("new-findings", i.changes?.added ?? [], c.new_findings)}
 <h3>Resolved findings</h3>${changedTable("resolved-findings", i.changes?.resolved ?? [], c.resolved_findings)}`;
 }
