@@ -6,6 +6,7 @@
  */
 import type { Kysely } from "kysely";
 import { countCoverage } from "../../db/journal/coverage-queries.ts";
+import { getRun } from "../../db/journal/run-queries.ts";
 import { findingDelta } from "../../db/report-queries/finding-delta-queries.ts";
 import { storePlatformFieldDelta } from "../../db/report-queries/platform-field-delta-queries.ts";
 import {
@@ -61,11 +62,12 @@ export async function assessWorld(
   const lineage = lineageOf(options);
   const since = await previousWritingRun(db, runId, lineage);
   if (since) {
+    const base = await lineageBase(db, since);
     const d: DeltaRuns = {
       runId,
-      sinceId: since.id,
+      sinceId: base.id,
       runListed: LISTINGS.has(strategy),
-      sinceListed: LISTINGS.has(since.strategy ?? ""),
+      sinceListed: LISTINGS.has(base.strategy ?? ""),
     };
     await storeControlDelta(db, d);
     await storeFlagDelta(db, d, await sourceIdSetOf(db, lineage, since.id));
@@ -94,6 +96,29 @@ export async function assessWorld(
       `${contested} contested identit${contested === 1 ? "y" : "ies"}: outside changes undid the tool's writes twice or more; ${options.run.forceContested ? "written anyway (--force-contested)" : "left as they are until --force-contested"}`,
     );
   }
+}
+
+/**
+ * The state the outside changes are weighed against (issue 50 §5): the previous writing run's,
+ * or, when it was an `apply --plan` (which read only the plan's creates again), its plan's
+ * observation; the writes of every run since the base (the apply's included) are applied on top.
+ */
+async function lineageBase(
+  db: Kysely<Database>,
+  since: {
+    readonly id: string;
+    readonly strategy: string | null;
+    readonly parent_run_id: string | null;
+  },
+): Promise<{ readonly id: string; readonly strategy: string | null }> {
+  if (
+    !since.parent_run_id ||
+    LISTINGS.has(since.strategy ?? "") ||
+    since.strategy === "per-identity"
+  )
+    return since;
+  const plan = await getRun(db, since.parent_run_id);
+  return plan?.mode === "plan" && plan.status === "completed" ? plan : since;
 }
 
 /**
