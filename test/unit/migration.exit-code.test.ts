@@ -173,11 +173,12 @@ describe("read failures", () => {
     assert.equal(exitCodeFor({ ...quiet, interrupted: true }), ExitCode.interrupted);
   });
 
-  it("names a read outage only when no candidate was read, with its cause", () => {
-    assert.equal(readOutage(12, 11, "x"), null);
-    assert.equal(readOutage(0, 0, null), null);
+  it("names a read outage only when no candidate was read and some read failed, with its cause", () => {
+    assert.equal(readOutage({ candidates: 12, read: 1, readFailed: 11 }, "x"), null);
+    assert.equal(readOutage({ candidates: 0, read: 0, readFailed: 0 }, null), null);
+    assert.equal(readOutage({ candidates: 3, read: 0, readFailed: 0 }, null), null);
     assert.match(
-      readOutage(12, 12, "POST /oauth2/token: 503") ?? "",
+      readOutage({ candidates: 12, read: 0, readFailed: 12 }, "POST /oauth2/token: 503") ?? "",
       /none of the 12 candidates could be read \(POST \/oauth2\/token: 503\)/,
     );
   });

@@ -121,18 +121,17 @@ export function closingStatus(t: RunTally): "completed" | "failed" | "interrupte
 }
 
 /**
- * Why a run read nothing it needed: every candidate's read failed (the token endpoint, or every
- * read refused). Null when it read at least one, or had none to read. The run fails (exit 1).
+ * Why a run read nothing it needed: the read of every candidate failed (the token endpoint, or
+ * every read refused). Null when it read at least one, or had none to read. The run fails (exit 1).
  *
  * @example
- *   readOutage(12, 12, "POST /oauth2/token: 503 Service Unavailable")
- *   // "The platform's state of none of the 12 candidates could be read (the first failure: POST /oauth2/token: 503 ...) ..."
+ *   readOutage({ candidates: 12, read: 0, readFailed: 12 }, "POST /oauth2/token: 503 Service Unavailable")
+ *   // "The platform state of none of the 12 candidates could be read (POST /oauth2/token: 503 ...) ..."
  */
 export function readOutage(
-  candidates: number,
-  readFailed: number,
+  c: { readonly candidates: number; readonly read: number; readonly readFailed: number },
   cause: string | null,
 ): string | null {
-  if (candidates <= 0 || readFailed < candidates) return null;
-  return `The platform state of none of the ${candidates} candidates could be read (${cause ?? "every read failed"}): nothing was concluded from this run. Check the platform and the token endpoint, then run the command again.`;
+  if (c.candidates <= 0 || c.read > 0 || c.readFailed === 0) return null;
+  return `The platform state of none of the ${c.candidates} candidates could be read (${cause ?? "every read failed"}): nothing was concluded from this run. Check the platform and the token endpoint, then run the command again.`;
 }

@@ -248,7 +248,7 @@ async function finish(
 ): Promise<PipelineResult> {
   const db = deps.handle.db;
   const { figures, tally, changes, coverage } = await finalTally(deps, options, run);
-  const verdict = await runVerdict(deps, options, run.id, tally, figures, run.source);
+  const verdict = await runVerdict(deps, options, run.id, tally, figures, coverage);
   const { exitCode, status, error, gap } = verdict;
   await saveRequestSeries(db, run.id, deps.client.metrics().series);
   // A plan's journal statistics (for the next runs) are taken beside its report, not before it.

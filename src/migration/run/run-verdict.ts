@@ -4,7 +4,7 @@
  */
 import { commonReadFailure } from "../../db/journal/finding-queries.ts";
 import { ExitCode } from "../../errors.ts";
-import type { SourceCounts } from "../read/source-stage.ts";
+import type { RunSummary } from "../../reports/summary.ts";
 import { closingStatus, exitCodeFor, type RunTally, readOutage } from "./exit-code.ts";
 import type { LedgerGap } from "./ledger.ts";
 import type { PipelineDeps, PipelineOptions } from "./pipeline-context.ts";
@@ -24,7 +24,7 @@ export interface RunVerdict {
  * The exit code, status and error of a finished run; logs the error.
  *
  * @example
- *   const { exitCode, status, error } = await runVerdict(deps, options, runId, tally, figures, source);
+ *   const { exitCode, status, error } = await runVerdict(deps, options, runId, tally, figures, coverage);
  */
 export async function runVerdict(
   deps: PipelineDeps,
@@ -32,7 +32,7 @@ export async function runVerdict(
   runId: string,
   tally: RunTally,
   figures: RunFigures,
-  source: SourceCounts | null | undefined,
+  coverage: RunSummary["coverage"],
 ): Promise<RunVerdict> {
   const db = deps.handle.db;
   // The books are checked before the exit code is chosen: exit 0 promises they balance.
@@ -44,11 +44,12 @@ export async function runVerdict(
     deps.logger.error(gap.message);
     return { exitCode: ExitCode.unbalanced, status: "failed", error: gap.message, gap };
   }
-  const failed = tally.readFailed ?? 0;
+  const c = coverage ?? { candidates: 0, candidates_read: 0, read_failed: 0 };
+  const counts = { candidates: c.candidates, read: c.candidates_read, readFailed: c.read_failed };
   const outage =
-    tally.interrupted || failed === 0
+    tally.interrupted || readOutage(counts, null) === null
       ? null
-      : readOutage(source?.candidates ?? 0, failed, await commonReadFailure(db, runId));
+      : readOutage(counts, await commonReadFailure(db, runId));
   if (outage) {
     deps.logger.error(outage);
     return { exitCode: ExitCode.failed, status: "failed", error: outage, gap: null };
