@@ -191,6 +191,8 @@ export const WORLD_CHANGE_KINDS = [
   "source_row_removed",
   "identity_appeared",
   "identity_vanished",
+  "platform_field_set",
+  "platform_field_cleared",
 ] as const;
 export type WorldChangeKind = (typeof WORLD_CHANGE_KINDS)[number];
 

@@ -3,8 +3,11 @@
  * the three-way table, action outcomes, requests, throughput, the changes since the previous
  * writing run, a revert's figures, and the pauses and rate changes), with its table helper.
  */
+
+import { runNotes } from "./run-notes.ts";
 import {
   type ControlEventFigure,
+  comparedNote,
   type RevertFigures,
   type RunSummary,
   revertLine,
@@ -17,6 +20,10 @@ const table = (head: string[], rows: (string | number)[][]) =>
     `|${head.map(() => "---").join("|")}|`,
     ...rows.map((r) => `| ${r.join(" | ")} |`),
   ].join("\n");
+
+/** A finding's count, or "not looked for" when the run's reads cannot see its kind (issue 50). */
+const shown = (s: RunSummary, kind: string, n: number): string | number =>
+  n === 0 && s.coverage?.not_looked_for.includes(kind) ? "not looked for" : n;
 
 /** The same content as summary.json, for people. */
 export function renderSummaryMarkdown(s: RunSummary): string {
@@ -36,6 +43,7 @@ export function renderSummaryMarkdown(s: RunSummary): string {
       : []),
     `Source: ${s.source.rows_read} rows read, ${s.source.candidates} candidates, ${s.source.anomalies} anomalies.`,
     "",
+    ...runNotes(s).flatMap((note) => [note, ""]),
     "## Findings",
     "",
     s.mode !== "plan" && s.findings_left
@@ -43,8 +51,8 @@ export function renderSummaryMarkdown(s: RunSummary): string {
           ["finding", "found", "left", "actions"],
           Object.entries(s.findings).map(([k, v]) => [
             `\`${k}\``,
-            v,
-            s.findings_left?.[k] ?? v,
+            shown(s, k, v),
+            shown(s, k, s.findings_left?.[k] ?? v),
             Object.entries(s.actions_by_finding?.[k] ?? {})
               .map(([label, n]) => `${n} ${label}`)
               .join(", "),
@@ -52,7 +60,7 @@ export function renderSummaryMarkdown(s: RunSummary): string {
         )
       : table(
           ["finding", "count"],
-          Object.entries(s.findings).map(([k, v]) => [`\`${k}\``, v]),
+          Object.entries(s.findings).map(([k, v]) => [`\`${k}\``, shown(s, k, v)]),
         ),
     ...renderThreeWaySection(s.three_way),
     "",
@@ -104,7 +112,7 @@ function changesSection(c: RunSummary["changes"]): string[] {
     "",
     "## Since the previous run",
     "",
-    `Compared with ${c.since_run_id} after its actions: ${c.outside_total} outside change${c.outside_total === 1 ? "" : "s"} (${c.undone_total} undoing the tool's writes), ${c.new_findings} new finding${c.new_findings === 1 ? "" : "s"}, ${c.resolved_findings} resolved.`,
+    `Compared with ${c.since_run_id} after its actions: ${c.outside_total} outside change${c.outside_total === 1 ? "" : "s"} (${c.undone_total} undoing the tool's writes), ${c.new_findings} new finding${c.new_findings === 1 ? "" : "s"}, ${c.resolved_findings} resolved${comparedNote(c)}.`,
     ...(kinds.length > 0 ? ["", table(["outside change", "count"], kinds)] : []),
   ];
 }

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { escapeInvisible } from "../visible-text.ts";
+import { runNotes } from "./run-notes.ts";
 import type { ThreeWaySummary } from "./three-way-section.ts";
 
 export interface EndpointFigures {
@@ -46,6 +47,24 @@ export interface RevertFigures {
   }[];
 }
 
+/** summary.json's `coverage`. */
+export interface CoverageFigures {
+  readonly candidates: number;
+  readonly candidates_read: number;
+  readonly candidates_unread: number;
+  readonly read_failed: number;
+  readonly not_looked_for: readonly string[];
+}
+
+/** summary.json's `ledger_error`: where a run's books did not balance. */
+export interface LedgerErrorFigure {
+  readonly stage: string;
+  readonly what: string;
+  readonly expected: number;
+  readonly actual: number;
+  readonly message: string;
+}
+
 /** summary.json; the key set is part of the tool's interface (README "Reports"). */
 export interface RunSummary {
   readonly run_id: string;
@@ -71,6 +90,12 @@ export interface RunSummary {
     readonly anomalies: number;
   };
   readonly findings: Record<string, number>;
+  /**
+   * What the run read of the candidates it needed (issue 50): `candidates_unread` counts read
+   * failures too; `not_looked_for`, the finding kinds its strategy cannot see (shown "not looked
+   * for", never 0). Absent from summaries written before it.
+   */
+  readonly coverage?: CoverageFigures | null;
   /** The three-way table (issue 27): counts per cell and what the platform will still do. */
   readonly three_way?: ThreeWaySummary | null;
   /**
@@ -97,13 +122,36 @@ export interface RunSummary {
     readonly resolved_findings: number;
     /** New findings of client work that this run did not settle (`--exit-on changes`). */
     readonly new_client_work: number;
+    /**
+     * Identities observed by this run and by the one compared with: the delta's ground (issue
+     * 50). An identity one of them did not read is neither new nor resolved.
+     */
+    readonly compared_identities?: number;
+    /** Findings whose kind held and whose owner changed: neither new nor resolved. */
+    readonly changed_findings?: number;
   } | null;
   readonly exit_code: number;
+  /**
+   * The books' first gap when they do not balance (exit 4): the stage, what was weighed, both
+   * counts and the message; absent when they balance.
+   */
+  readonly ledger_error?: LedgerErrorFigure | null;
   /** Every pause, continue and rate change of the run, and every hold, oldest first. */
   readonly control_events?: readonly ControlEventFigure[];
   /** A revert: the run it reverts, and the controls it re-created (each has a new id). */
   readonly revert?: RevertFigures;
   readonly reports: { readonly dir: string; readonly diff_csv: string; readonly rows: number };
+}
+
+/**
+ * ", 3 changed, over 9,843 identities both runs observed" (empty for summaries written before
+ * issue 50 counted them).
+ */
+export function comparedNote(c: NonNullable<RunSummary["changes"]>): string {
+  if (c.compared_identities === undefined) return "";
+  const changed = c.changed_findings ? `, ${c.changed_findings} changed` : "";
+  const n = c.compared_identities;
+  return `${changed}, over ${n} identit${n === 1 ? "y" : "ies"} both runs observed`;
 }
 
 /** `would delete 117 controls run X created, would re-create 3 it pruned` (a dry run's words). */
@@ -146,12 +194,13 @@ export function renderSummaryTable(s: RunSummary): string {
     const count = `${r.count.padStart(countWidth)}${writer && r.k !== "in_sync" ? " left" : ""}`;
     lines.push(`  ${r.k.padEnd(nameWidth)}  ${count}${r.done ? `  ${r.done}` : ""}`.trimEnd());
   }
+  lines.splice(2, 0, ...runNotes(s).map((note) => `  ${note}`));
   if (s.revert) lines.splice(1, 1, revertLine(s.revert), ...revertOutcomes(s));
   else if (rows.length === 0) lines.push("  no findings");
   const c = s.changes;
   if (c?.since_run_id) {
     lines.push(
-      `  since ${c.since_run_id}: ${c.outside_total} outside change${c.outside_total === 1 ? "" : "s"} (${c.undone_total} undoing the tool's writes), ${c.new_findings} new, ${c.resolved_findings} resolved`,
+      `  since ${c.since_run_id}: ${c.outside_total} outside change${c.outside_total === 1 ? "" : "s"} (${c.undone_total} undoing the tool's writes), ${c.new_findings} new, ${c.resolved_findings} resolved${comparedNote(c)}`,
     );
   }
   lines.push(`  report: ${s.reports.dir}`, `  open: ${join(s.reports.dir, "report.html")}`);

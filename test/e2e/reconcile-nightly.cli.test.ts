@@ -46,6 +46,8 @@ const zeroOutside = {
   source_row_removed: 0,
   identity_appeared: 0,
   identity_vanished: 0,
+  platform_field_set: 0,
+  platform_field_cleared: 0,
 };
 
 for (const backend of backends) {

@@ -203,7 +203,7 @@ for (const backend of backends) {
         );
         assert.match(md, /existence: read per unlisted candidate/);
       }
-      assert.match(bulk.summary.platform_state?.existence ?? "", /proved by the listing/);
+      assert.match(bulk.summary.platform_state?.existence ?? "", /^read by id when unlisted/);
     });
 
     it("filtered's plan read by id exactly the candidates its listing did not show, each once", () => {

@@ -118,6 +118,12 @@ for (const b of backends) {
     it("lists a reconcile's new and resolved findings, as many as summary.json counts", async () => {
       await run(h.db, "r1", "reconcile");
       await run(h.db, "r2", "reconcile");
+      // Both read with a complete listing: every identity observed by both, so all are compared.
+      await h.db
+        .updateTable(TOOL_TABLES.runs)
+        .set({ strategy: "bulk" })
+        .where("id", "in", ["r1", "r2"])
+        .execute();
       const rows = (runId: string, ids: string[]) =>
         ids.map((identity_id) => ({
           run_id: runId,

@@ -7,6 +7,7 @@ import {
   exitCodeFor,
   isClientWork,
   type RunTally,
+  readOutage,
 } from "../../src/migration/run/exit-code.ts";
 import { type RunFigures, tallyOf } from "../../src/migration/run/run-summary.ts";
 
@@ -159,6 +160,27 @@ describe("exitCodeFor", () => {
     assert.equal(exitCodeFor({ ...quiet, outsideChanges: 1 }), ExitCode.findings);
     assert.equal(exitCodeFor({ ...quiet, newClientWork: 1 }), ExitCode.findings);
     assert.equal(exitCodeFor({ ...quiet, failedActions: 1 }), ExitCode.actionsFailed);
+  });
+});
+
+describe("read failures", () => {
+  it("gives plan, apply and reconcile 3 when a candidate's state could not be read, under any --exit-on", () => {
+    for (const mode of ["plan", "apply", "reconcile"] as const) {
+      assert.equal(exitCodeFor(tally({ mode, readFailed: 1 })), ExitCode.actionsFailed, mode);
+    }
+    const quiet = tally({ mode: "reconcile", exitOn: "changes", readFailed: 2 });
+    assert.equal(exitCodeFor(quiet), ExitCode.actionsFailed);
+    assert.equal(exitCodeFor({ ...quiet, interrupted: true }), ExitCode.interrupted);
+  });
+
+  it("names a read outage only when no candidate was read and some read failed, with its cause", () => {
+    assert.equal(readOutage({ candidates: 12, read: 1, readFailed: 11 }, "x"), null);
+    assert.equal(readOutage({ candidates: 0, read: 0, readFailed: 0 }, null), null);
+    assert.equal(readOutage({ candidates: 3, read: 0, readFailed: 0 }, null), null);
+    assert.match(
+      readOutage({ candidates: 12, read: 0, readFailed: 12 }, "POST /oauth2/token: 503") ?? "",
+      /none of the 12 candidates could be read \(POST \/oauth2\/token: 503\)/,
+    );
   });
 });
 

@@ -15,6 +15,7 @@ const balanced: LedgerCounts = {
   repeatedFindings: 0,
   createFindings: 2500,
   deleteFindings: 0,
+  orphanFindings: 0,
   createActions: 2500,
   deleteActions: 0,
   findingsActedTwice: 0,
@@ -72,6 +73,19 @@ describe("checkLedger", () => {
   it("names the report stage when the report counts other findings or actions than the journal", () => {
     assert.equal(checkLedger(balanced, apply, { findings: 2499, actions: 2500 })?.stage, "report");
     assert.equal(checkLedger(balanced, apply, { findings: 2500, actions: 2498 })?.stage, "report");
+  });
+
+  it("expects a delete for each orphaned own control under --prune-orphans, and none without it", () => {
+    const orphans = { ...balanced, orphanFindings: 6, deleteActions: 6, actions: 2506 };
+    const pruneOrphans = { ...apply, pruneOrphans: true };
+    assert.equal(checkLedger(orphans, pruneOrphans, { findings: 2500, actions: 2506 }), null);
+    const gap = checkLedger(orphans, apply, { findings: 2500, actions: 2506 });
+    assert.equal(gap?.stage, "journal");
+    assert.equal(gap?.expected, 0);
+    assert.equal(gap?.actual, 6);
+    const both = { ...orphans, deleteFindings: 2, deleteActions: 8, actions: 2508 };
+    const prune = { ...pruneOrphans, journalDeletes: true };
+    assert.equal(checkLedger(both, prune, { findings: 2500, actions: 2508 }), null);
   });
 });
 

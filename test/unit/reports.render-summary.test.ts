@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { renderPageHead } from "../../src/reports/html/report-page.ts";
 import { type RunSummary, renderSummaryTable } from "../../src/reports/summary.ts";
 import { renderSummaryMarkdown } from "../../src/reports/summary-markdown.ts";
 
@@ -32,6 +33,26 @@ const applied: RunSummary = {
 };
 
 describe("run summaries", () => {
+  it("name a ledger gap and a listing's omissions in summary.md, report.html and the terminal, not only on stderr", () => {
+    const message =
+      "The run's books do not balance at the journal stage: delete actions for prunable findings: expected 0, counted 6.";
+    const s: RunSummary = {
+      ...applied,
+      status: "failed",
+      exit_code: 4,
+      platform_state: { strategy: "bulk", reason: "r", existence: "e", listing: { omitted: 2 } },
+      ledger_error: { stage: "journal", what: "w", expected: 0, actual: 6, message },
+    };
+    for (const text of [
+      renderSummaryMarkdown(s),
+      renderSummaryTable(s),
+      renderPageHead({ summary: s, apiUrl: null, series: [], changes: null, toolVersion: "t" }),
+    ]) {
+      assert.ok(text.includes("delete actions for prunable findings: expected 0, counted 6"), text);
+      assert.match(text, /The listing omitted 2 candidate identities that a read by id found/);
+    }
+  });
+
   it("of a reconcile say what changed outside the tool since the previous run, on the terminal and in summary.md", () => {
     const nightly: RunSummary = {
       ...applied,

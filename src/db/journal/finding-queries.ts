@@ -265,3 +265,25 @@ export async function findingChanges(
     resolvedFindings: await count(previousRunId, runId),
   };
 }
+
+/**
+ * The most frequent reason a run's reads failed (a `read_failed` finding's detail), or null.
+ *
+ * @example
+ *   await commonReadFailure(db, runId) // "POST /oauth2/token: 503 Service Unavailable: ..."
+ */
+export async function commonReadFailure(
+  db: Kysely<Database>,
+  runId: string,
+): Promise<string | null> {
+  const row = await db
+    .selectFrom(TOOL_TABLES.findings)
+    .select(["detail", db.fn.countAll<number>().as("n")])
+    .where("run_id", "=", runId)
+    .where("finding", "=", "read_failed")
+    .groupBy("detail")
+    .orderBy("n", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return row?.detail ?? null;
+}

@@ -19,8 +19,10 @@ export interface LedgerCounts {
    * `awaiting_platform_migration` ones `--wait-for-platform-s` made due (journaled with a create).
    */
   readonly createFindings: number;
-  /** Findings that call for a delete (prunable, with an observed control). */
+  /** Findings that call for a delete under `--prune` (prunable, with an observed control). */
   readonly deleteFindings: number;
+  /** `orphaned_own_control` findings with an observed control: deletes under `--prune-orphans`. */
+  readonly orphanFindings: number;
   /** Create actions pointing at a finding, and delete actions pointing at one. */
   readonly createActions: number;
   readonly deleteActions: number;
@@ -68,7 +70,11 @@ export async function countLedger(db: Kysely<Database>, runId: string): Promise<
              where acted.finding_id = f.id and acted.action = 'create'))))
         as "createFindings",
       (select count(*) from ${F} f where f.run_id = ${runId} and f.prunable
-         and f.observed_control_id is not null) as "deleteFindings",
+         and f.observed_control_id is not null and f.finding <> 'orphaned_own_control')
+        as "deleteFindings",
+      (select count(*) from ${F} f where f.run_id = ${runId}
+         and f.finding = 'orphaned_own_control' and f.observed_control_id is not null
+         and f.identity_id is not null) as "orphanFindings",
       (select coalesce(sum(n), 0) from acted where action = 'create') as "createActions",
       (select coalesce(sum(n), 0) from acted where action = 'delete') as "deleteActions",
       (select count(*) from (select finding_id from acted group by finding_id

@@ -31,3 +31,20 @@ export async function countOutcomesByFinding(
     order by f.finding, a.status, a.outcome`.execute(db);
   return r.rows.map((row) => ({ ...row, n: Number(row.n) }));
 }
+
+/**
+ * Contested identities of a run that it wrote anyway (`--force-contested`): a `contested` finding
+ * whose identity has a succeeded action in the same run. Told once, and never counted as left or,
+ * by the next run, as resolved.
+ *
+ * @example
+ *   await countForcedContested(db, runId) // 5
+ */
+export async function countForcedContested(db: Kysely<Database>, runId: string): Promise<number> {
+  const r = await sql<{ n: number | string }>`
+    select count(distinct f.identity_id) as n from ${sql.table(TOOL_TABLES.findings)} f
+    where f.run_id = ${runId} and f.finding = 'contested' and exists (
+      select 1 from ${sql.table(TOOL_TABLES.actions)} a where a.run_id = ${runId}
+        and a.identity_id = f.identity_id and a.status = 'succeeded')`.execute(db);
+  return Number(r.rows[0]?.n ?? 0);
+}

@@ -52,6 +52,8 @@ export interface FindingsStreamCounts {
   readonly caughtUp: number;
   /** Candidates no page listed, classified once the listing was complete. */
   readonly unlisted: number;
+  /** Of those, after a bulk listing: candidates it left out that a read by id found. */
+  readonly omitted: number;
   readonly actions: number;
   /** Copies of identities the listing served again, dropped (a platform anomaly). */
   readonly repeats: number;
@@ -74,8 +76,8 @@ export interface FindingsStream {
    * The listing is complete: classifies what is left and resolves when every finding is stored.
    * After a filtered listing, the candidates it did not show are read by id with `read`.
    */
-  finish(kind: "bulk"): Promise<FindingsStreamCounts>;
-  finish(kind: "filtered", read: IdentityReader): Promise<FindingsStreamCounts>;
+  finish(kind: "bulk", read?: IdentityReader): Promise<FindingsStreamCounts>;
+  finish(kind: "bulk" | "filtered", read: IdentityReader): Promise<FindingsStreamCounts>;
   /** Stops the catch-up (after a failure elsewhere); never throws. */
   close(): Promise<void>;
 }

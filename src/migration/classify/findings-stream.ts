@@ -120,7 +120,7 @@ export class FindingsRun {
   readonly #findingOptions: Omit<FindingsOptions, "unlistedHoldNoSellOnly">;
   readonly #once: ListedOnce;
   readonly #classifier: ListedClassifier;
-  readonly #counts = { asListed: 0, held: 0, caughtUp: 0, unlisted: 0 };
+  readonly #counts = { asListed: 0, held: 0, caughtUp: 0, unlisted: 0, omitted: 0 };
   #state: FindingsState = FIRST_FINDINGS_STATE;
   readonly #held: HeldPage[] = [];
   #heldBytes = 0;
@@ -278,18 +278,18 @@ export class FindingsRun {
     // Past the bound, read from SQL even if no page asked it (a filtered listing may show none),
     // unless every candidate the index refused was claimed.
     const pastBound = this.#once.claimedPastCandidates < this.index.refusedCandidates;
-    const { classified, notFound } = await classifyUnlisted(
+    const { classified, notFound, found } = await classifyUnlisted(
       { db, runId, index: this.index, pastBound, classifier: this.#classifier },
       RANGE,
       read,
     );
+    // A bulk listing shows every identity: one it left out that a read found, it omitted.
+    if (kind === "bulk") this.#counts.omitted += found;
     this.#counts.unlisted += classified;
     if (this.#once.inDatabase) await forgetClaims(db, runId);
     if (notFound > 0) {
       this.#ctx.logger.warn(
-        kind === "bulk"
-          ? `${notFound} candidate identities are absent from the platform's listing`
-          : `${notFound} candidate identities absent from the SELL_ONLY listing are unknown to the platform (404)`,
+        `${notFound} candidate identities absent from the ${kind === "bulk" ? "platform's" : "SELL_ONLY"} listing are unknown to the platform (404)`,
       );
     }
   }

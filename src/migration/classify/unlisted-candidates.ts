@@ -29,22 +29,26 @@ export interface UnlistedContext {
 }
 
 /**
- * Classifies the candidates no page listed, `size` at a time; after a filtered listing `read`
- * reads them by id. Returns how many were classified and how many were found nowhere.
+ * Classifies the candidates no page listed, `size` at a time, each read by id first (`read`):
+ * absent from a listing is not proof of absence (issue 50). Without a reader (tests), an unlisted
+ * candidate is not found. Returns how many were classified, how many the platform answered 404
+ * for, and how many the read found (after a bulk listing: identities the listing omitted).
  */
 export async function classifyUnlisted(
   ctx: UnlistedContext,
   size: number,
   read?: IdentityReader,
-): Promise<{ classified: number; notFound: number }> {
+): Promise<{ classified: number; notFound: number; found: number }> {
   let classified = 0;
   let notFound = 0;
+  let found = 0;
   for await (const { ids, sources } of unlistedBatches(ctx, size)) {
     const reads: readonly ReadIdentity[] = read
       ? await read(ids)
       : ids.map((id) => ({ status: "not_found", id, error: NOT_LISTED }));
     const unlisted = observeUnlisted(ctx.runId, reads);
     notFound += unlisted.notFound;
+    found += reads.filter((r) => r.status === "found").length;
     classified += await ctx.classifier.classify(
       unlisted.observed,
       sources,
@@ -52,7 +56,7 @@ export async function classifyUnlisted(
       true,
     );
   }
-  return { classified, notFound };
+  return { classified, notFound, found };
 }
 
 async function* unlistedBatches(

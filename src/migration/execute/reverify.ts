@@ -68,7 +68,6 @@ export interface ReverifyResult extends ReverifyTally {
 }
 
 const PAGE = 500;
-const NOT_LISTED = "absent from a complete listing of the platform's identities";
 
 /**
  * Re-reads the platform state of every pending action of `runId` last read before
@@ -197,9 +196,8 @@ async function settleByListing(
     const page = await stalePendingWithFlags(ctx.db, runId, since, after, PAGE);
     if (page.length === 0) return;
     after = page[page.length - 1]?.id ?? after;
-    if (kind === "bulk") {
-      for (const a of page) await notFound(ctx, a, NOT_LISTED, tally);
-    } else if (byId) {
+    // Absent from a bulk listing is not proof of absence (issue 50): read by id first.
+    if (kind === "bulk" || byId) {
       await settleByIdentity(ctx, page, tally, () => true);
     } else for (const a of page) await settle(ctx, a, [], tally);
   }

@@ -69,6 +69,11 @@ export interface ListingFigures {
   readonly duplicates: number;
   /** Copies of identities the listing served more than once, stored once (a platform anomaly). */
   readonly repeated_identities?: number;
+  /**
+   * Candidates a bulk listing left out that a read by id found (issue 50): classified from that
+   * read, never `identity_not_found`. 0 for a filtered listing, which shows only SELL_ONLY holders.
+   */
+  readonly omitted?: number;
 }
 
 /** A hint from an earlier run's listing of the same kind. */

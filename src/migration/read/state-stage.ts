@@ -54,7 +54,7 @@ export interface StateStageOptions {
 }
 
 export const EXISTENCE: Record<ChosenStrategy, string> = {
-  bulk: "proved by the listing: a candidate absent from the complete listing of every identity is identity_not_found",
+  bulk: "read by id when unlisted: a candidate absent from the complete listing of every identity is read by id (GET /v2/identity/identities/{id}); one the platform answers 404 for is identity_not_found, one it finds was omitted by the listing (platform_state.listing.omitted) and is classified from that read",
   filtered:
     "read per unlisted candidate: a candidate absent from the SELL_ONLY listing is read by id (GET /v2/identity/identities/{id}, which also brings its legacy fields); one the platform answers 404 for is identity_not_found, as is one whose create answers 404 (gone since)",
   "per-identity":
@@ -173,30 +173,39 @@ async function listWithFindings(
       ),
       listPlatform(ctx, strategy, hint, (page) => stream.page(page)),
     ]);
-    const counts =
-      strategy === "bulk" ? await stream.finish("bulk") : await finishFiltered(ctx, stream);
+    const counts = await finishUnlisted(ctx, stream, strategy);
     logFindings(ctx, counts, stream.index);
     if (counts.repeats > 0) {
       logger.warn(
         `platform anomaly: the listing served ${counts.repeats} copies of identities it had already served; each identity was stored and classified once`,
       );
     }
-    return [read[0], { ...read[1], repeated_identities: counts.repeats }];
+    if (counts.omitted > 0) {
+      logger.warn(
+        `platform anomaly: the listing omitted ${counts.omitted} candidate ${counts.omitted === 1 ? "identity" : "identities"} that a read by id found; classified from that read`,
+      );
+    }
+    const figures = { ...read[1], repeated_identities: counts.repeats, omitted: counts.omitted };
+    return [read[0], figures];
   } finally {
     await stream.close();
   }
 }
 
-/** After a filtered listing: the candidates it did not show are read by id, with progress. */
-async function finishFiltered(
+/**
+ * After a listing: the candidates it did not show are read by id, with progress. Under bulk, an
+ * absence is confirmed so (issue 50): a listing that omits an identity does not make it gone.
+ */
+async function finishUnlisted(
   ctx: SnapshotContext,
   stream: FindingsStream,
+  strategy: "bulk" | "filtered",
 ): Promise<FindingsStreamCounts> {
   ctx.progress.start("platform unlisted candidates", null, {
     rateCap: endpointBudget(ctx.client, PATHS.identity),
   });
   try {
-    return await stream.finish("filtered", (ids) => readIdentities(ctx, ids));
+    return await stream.finish(strategy, (ids) => readIdentities(ctx, ids));
   } finally {
     ctx.progress.stop();
   }

@@ -80,6 +80,8 @@ export interface RunTally {
   readonly outsideChanges?: number;
   /** `--exit-on changes`: client work new since the previous writing run and left after this one. */
   readonly newClientWork?: number;
+  /** Candidates whose platform state the run could not read (`read_failed` findings). */
+  readonly readFailed?: number;
 }
 
 /**
@@ -91,6 +93,8 @@ export interface RunTally {
  */
 export function exitCodeFor(t: RunTally): ExitCode {
   if (t.interrupted) return ExitCode.interrupted;
+  // A candidate whose state was not read is not known to be done: never success, never "findings".
+  if ((t.readFailed ?? 0) > 0) return ExitCode.actionsFailed;
   if (t.mode === "plan") return t.reportableFindings > 0 ? ExitCode.findings : ExitCode.ok;
   if (t.failedActions > 0 || t.unsettledActions > 0) return ExitCode.actionsFailed;
   if (t.mode === "apply" || t.mode === "revert") return ExitCode.ok;
@@ -114,4 +118,20 @@ export function exitCodeFor(t: RunTally): ExitCode {
 export function closingStatus(t: RunTally): "completed" | "failed" | "interrupted" {
   if (t.interrupted) return "interrupted";
   return t.unsettledActions > 0 ? "failed" : "completed";
+}
+
+/**
+ * Why a run read nothing it needed: the read of every candidate failed (the token endpoint, or
+ * every read refused). Null when it read at least one, or had none to read. The run fails (exit 1).
+ *
+ * @example
+ *   readOutage({ candidates: 12, read: 0, readFailed: 12 }, "POST /oauth2/token: 503 Service Unavailable")
+ *   // "The platform state of none of the 12 candidates could be read (POST /oauth2/token: 503 ...) ..."
+ */
+export function readOutage(
+  c: { readonly candidates: number; readonly read: number; readonly readFailed: number },
+  cause: string | null,
+): string | null {
+  if (c.candidates <= 0 || c.read > 0 || c.readFailed === 0) return null;
+  return `The platform state of none of the ${c.candidates} candidates could be read (${cause ?? "every read failed"}): nothing was concluded from this run. Check the platform and the token endpoint, then run the command again.`;
 }

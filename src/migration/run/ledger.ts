@@ -21,7 +21,10 @@ import type { LedgerCounts } from "../../db/journal/ledger-queries.ts";
 /** What the run was asked to journal. */
 export interface LedgerScope {
   readonly journalCreates: boolean;
+  /** `--prune`: a delete for each prunable finding. */
   readonly journalDeletes: boolean;
+  /** `--prune-orphans`: a delete for each orphaned own control (absent: none). */
+  readonly pruneOrphans?: boolean;
 }
 
 /** What the run's report states (summary.json's findings and outcomes, summed). */
@@ -96,9 +99,13 @@ export function checkLedger(
       RERUN,
     );
   }
-  const deletes = scope.journalDeletes ? c.deleteFindings : 0;
+  const deletes =
+    (scope.journalDeletes ? c.deleteFindings : 0) + (scope.pruneOrphans ? c.orphanFindings : 0);
   if (c.deleteActions !== deletes) {
-    return gap("journal", "delete actions for prunable findings", deletes, c.deleteActions, RERUN);
+    const what = scope.pruneOrphans
+      ? "delete actions for prunable findings and orphaned own controls"
+      : "delete actions for prunable findings";
+    return gap("journal", what, deletes, c.deleteActions, RERUN);
   }
   if (c.findingsActedTwice > 0 || c.actions !== c.createActions + c.deleteActions) {
     return gap(

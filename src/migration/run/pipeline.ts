@@ -12,7 +12,7 @@ import { copyPlanCreateCandidates } from "../../db/journal/plan-queries.ts";
 import { finishRun, getRun, latestRunningWriter } from "../../db/journal/run-queries.ts";
 import { analyzeRunTables, countCandidates } from "../../db/journal/snapshot-queries.ts";
 import { saveRequestSeries } from "../../db/report-queries/request-series-queries.ts";
-import { ExitCode, Interrupted, throwIfStartupInterrupted, UserError } from "../../errors.ts";
+import { Interrupted, throwIfStartupInterrupted, UserError } from "../../errors.ts";
 import type { RunSummary } from "../../reports/summary.ts";
 import { computeFindings } from "../classify/findings.ts";
 import { executeActions } from "../execute/executor.ts";
@@ -21,7 +21,6 @@ import { reverifyPending } from "../execute/reverify.ts";
 import type { SourceCounts } from "../read/source-stage.ts";
 import { type PlatformStateSummary, readPlatformState } from "../read/state-stage.ts";
 import { ReadStageChannel } from "../steer/read-stage-channel.ts";
-import { closingStatus, exitCodeFor } from "./exit-code.ts";
 import {
   executorContext,
   type PipelineDeps,
@@ -29,7 +28,6 @@ import {
   snapshotContext,
 } from "./pipeline-context.ts";
 import { reportDir, writeRunReport } from "./report.ts";
-import { runLedgerGap } from "./run-ledger.ts";
 import {
   type ClaimedRun,
   claimNewRun,
@@ -43,6 +41,7 @@ import {
 } from "./run-lifecycle.ts";
 import { settingChangesForSummary } from "./run-settings.ts";
 import { buildRunSummary } from "./run-summary.ts";
+import { runVerdict } from "./run-verdict.ts";
 import { recordUnreported } from "./unreported-run.ts";
 import { assessWorld, finalTally } from "./world-delta.ts";
 
@@ -248,15 +247,9 @@ async function finish(
   startedMs: number,
 ): Promise<PipelineResult> {
   const db = deps.handle.db;
-  const { figures, tally, changes } = await finalTally(deps, options, run.id);
-  // The books are checked before the exit code is chosen: exit 0 promises they balance.
-  const prune = options.mode === "reconcile" && options.run.prune;
-  const gap = tally.interrupted
-    ? null
-    : await runLedgerGap(db, run.id, options.mode, prune, figures);
-  if (gap) deps.logger.error(gap.message);
-  const exitCode = gap ? ExitCode.unbalanced : exitCodeFor(tally);
-  const status = gap ? "failed" : closingStatus(tally);
+  const { figures, tally, changes, coverage } = await finalTally(deps, options, run);
+  const verdict = await runVerdict(deps, options, run.id, tally, figures, coverage);
+  const { exitCode, status, error, gap } = verdict;
   await saveRequestSeries(db, run.id, deps.client.metrics().series);
   // A plan's journal statistics (for the next runs) are taken beside its report, not before it.
   const analyzed = options.mode === "plan" ? analyzeRunTables(db, "journal") : Promise.resolve();
@@ -275,6 +268,8 @@ async function finish(
     figures,
     metrics: deps.client.metrics(),
     changes,
+    coverage,
+    ledgerError: gap,
   });
   const changed = deps.settingChanges ?? [];
   if (changed.length > 0) {
@@ -286,7 +281,7 @@ async function finish(
     (err: unknown) => recordUnreported(db, built, counts, err),
   );
   await analyzed;
-  await finishRun(db, run.id, { status, exitCode, counts, summary, error: gap?.message ?? null });
+  await finishRun(db, run.id, { status, exitCode, counts, summary, error });
   const resumable = tally.interrupted && tally.unsettledActions > 0;
   return {
     summary,

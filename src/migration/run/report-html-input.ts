@@ -6,8 +6,8 @@
  */
 import type { Kysely } from "kysely";
 import { getRun } from "../../db/journal/run-queries.ts";
+import { findingDeltaRows } from "../../db/report-queries/finding-delta-queries.ts";
 import { readRequestSeries } from "../../db/report-queries/request-series-queries.ts";
-import { findingDeltaRows } from "../../db/report-queries/world-finding-queries.ts";
 import type { Database } from "../../db/schema.ts";
 import { invalidSourceRowSeqs } from "../../db/source/source-row-queries.ts";
 import type { HtmlReportInput } from "../../reports/html/report-page.ts";

@@ -14,19 +14,24 @@ const sum = (r: Record<string, number>) => Object.values(r).reduce((n, v) => n +
  * The first gap in a finished run's books, or null when they balance.
  *
  * @example
- *   const gap = await runLedgerGap(db, runId, "apply", false, figures);
+ *   const gap = await runLedgerGap(db, runId, "apply", { prune: false, pruneOrphans: false }, figures);
  */
 export async function runLedgerGap(
   db: Kysely<Database>,
   runId: string,
   mode: RunMode,
-  prune: boolean,
+  prune: { readonly prune: boolean; readonly pruneOrphans: boolean },
   figures: RunFigures,
 ): Promise<LedgerGap | null> {
   const counts = await countLedger(db, runId);
+  const reconcile = mode === "reconcile";
   return checkLedger(
     counts,
-    { journalCreates: mode !== "plan", journalDeletes: mode === "reconcile" && prune },
+    {
+      journalCreates: mode !== "plan",
+      journalDeletes: reconcile && prune.prune,
+      pruneOrphans: reconcile && prune.pruneOrphans,
+    },
     { findings: sum(figures.findings), actions: sum(figures.outcomes) },
   );
 }

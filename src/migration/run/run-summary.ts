@@ -7,6 +7,7 @@ import type { Kysely } from "kysely";
 import { countFindings } from "../../db/journal/finding-queries.ts";
 import { countActionsByStatus, countActionsPerStatus } from "../../db/journal/journal-queries.ts";
 import {
+  countForcedContested,
   countOutcomesByFinding,
   type FindingOutcomeCount,
 } from "../../db/journal/outcome-queries.ts";
@@ -30,6 +31,8 @@ export interface RunFigures {
   readonly byFinding: readonly FindingOutcomeCount[];
   /** Findings per three-way cell (flag, L, P, finding); empty when no legacy field was read. */
   readonly threeWay?: readonly ThreeWayCellFigure[];
+  /** Contested identities written anyway this run (`--force-contested`). */
+  readonly forcedContested?: number;
 }
 
 /**
@@ -47,6 +50,7 @@ export async function readRunFigures(db: Kysely<Database>, runId: string): Promi
     actions: await countActionsPerStatus(db, runId),
     byFinding: await countOutcomesByFinding(db, runId),
     threeWay: (await threeWayCells(db, runId)).map(({ n, ...c }) => ({ ...c, count: n })),
+    forcedContested: await countForcedContested(db, runId),
   };
 }
 
@@ -77,6 +81,12 @@ export function findingResolution(f: RunFigures): {
     const label = outcomeLabel(c.status, c.outcome);
     labels[label] = (labels[label] ?? 0) + c.n;
   }
+  // A contested identity written anyway is told once, as forced, and is not left (issue 50).
+  const forced = f.forcedContested ?? 0;
+  if (forced > 0) {
+    left.contested = Math.max(0, (left.contested ?? 0) - forced);
+    byFinding.contested = { ...byFinding.contested, "forced (--force-contested)": forced };
+  }
   return { findings_left: left, actions_by_finding: byFinding };
 }
 
@@ -98,6 +108,7 @@ export function tallyOf(mode: RunMode, interrupted: boolean, f: RunFigures): Run
     // learnt late (how the filtered strategy checks existence), not an action to retry.
     failedActions: f.actions.failed - (f.outcomes["failed:identity_not_found"] ?? 0),
     unsettledActions: f.actions.pending + f.actions.in_flight + f.actions.ambiguous,
+    readFailed: f.findings.read_failed ?? 0,
     anyFindingsLeft: Object.entries(findingResolution(f).findings_left)
       .filter(([kind]) => kind !== "in_sync")
       .reduce((n, [, v]) => n + v, 0),
@@ -146,6 +157,10 @@ export interface SummaryInput {
   readonly figures: RunFigures;
   readonly metrics: ClientMetrics;
   readonly changes: RunSummary["changes"];
+  /** What the run read of its candidates (summary.json `coverage`). */
+  readonly coverage?: RunSummary["coverage"];
+  /** The books' first gap, when they do not balance. */
+  readonly ledgerError?: RunSummary["ledger_error"];
 }
 
 const perSecond = (n: number, seconds: number) =>
@@ -174,6 +189,7 @@ export function buildRunSummary(i: SummaryInput): Omit<RunSummary, "reports"> {
       candidates: i.source.candidates,
       anomalies: i.source.anomalies,
     },
+    ...(i.coverage ? { coverage: i.coverage } : {}),
     findings: i.figures.findings,
     three_way: threeWaySummary(i.figures.threeWay ?? []),
     ...findingResolution(i.figures),
@@ -185,5 +201,6 @@ export function buildRunSummary(i: SummaryInput): Omit<RunSummary, "reports"> {
     },
     changes: i.changes,
     exit_code: i.exitCode,
+    ...(i.ledgerError ? { ledger_error: i.ledgerError } : {}),
   };
 }

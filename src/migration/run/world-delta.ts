@@ -5,7 +5,11 @@
  * contested identities. Runs once a new writer's read is complete, before anything is confirmed.
  */
 import type { Kysely } from "kysely";
+import { countCoverage } from "../../db/journal/coverage-queries.ts";
+import { getRun } from "../../db/journal/run-queries.ts";
 import { analyzeRunTables } from "../../db/journal/snapshot-queries.ts";
+import { findingDelta } from "../../db/report-queries/finding-delta-queries.ts";
+import { storePlatformFieldDelta } from "../../db/report-queries/platform-field-delta-queries.ts";
 import {
   countWorldChanges,
   type DeltaRuns,
@@ -18,7 +22,6 @@ import {
   storeFlagDelta,
 } from "../../db/report-queries/world-delta-queries.ts";
 import {
-  findingDelta,
   journalOrphanDeletes,
   markContested,
   markOrphans,
@@ -29,6 +32,7 @@ import { type Database, type RunMode, WORLD_CHANGE_KINDS } from "../../db/schema
 import { refreshSourceIdSet, sourceIdSetOf } from "../../db/source/source-id-set-queries.ts";
 import { lookupSourceRows } from "../../db/source/source-reader.ts";
 import type { RunSummary } from "../../reports/summary.ts";
+import { coverageOf } from "./coverage.ts";
 import { CLIENT_WORK_KINDS, type RunTally } from "./exit-code.ts";
 import type { PipelineDeps, PipelineOptions } from "./pipeline-context.ts";
 import { findingResolution, type RunFigures, readRunFigures, tallyOf } from "./run-summary.ts";
@@ -59,17 +63,19 @@ export async function assessWorld(
   const lineage = lineageOf(options);
   const since = await previousWritingRun(db, runId, lineage);
   if (since) {
+    const base = await lineageBase(db, since);
     const d: DeltaRuns = {
       runId,
-      sinceId: since.id,
+      sinceId: base.id,
       runListed: LISTINGS.has(strategy),
-      sinceListed: LISTINGS.has(since.strategy ?? ""),
+      sinceListed: LISTINGS.has(base.strategy ?? ""),
     };
     // The delta joins this run's snapshot with the earlier one's: the planner must know their
     // sizes (PGlite has no autovacuum), or it nests loops over them, quadratic in the identities.
     await analyzeRunTables(db, "snapshot");
     await storeControlDelta(db, d);
     await storeFlagDelta(db, d, await sourceIdSetOf(db, lineage, since.id));
+    await storePlatformFieldDelta(db, d);
     await storeRowsGone(deps, options, d);
     const remembered = await rememberNotFound(db, runId, since.id);
     if (remembered > 0) {
@@ -94,6 +100,29 @@ export async function assessWorld(
       `${contested} contested identit${contested === 1 ? "y" : "ies"}: outside changes undid the tool's writes twice or more; ${options.run.forceContested ? "written anyway (--force-contested)" : "left as they are until --force-contested"}`,
     );
   }
+}
+
+/**
+ * The state the outside changes are weighed against (issue 50 §5): the previous writing run's,
+ * or, when it was an `apply --plan` (which read only the plan's creates again), its plan's
+ * observation; the writes of every run since the base (the apply's included) are applied on top.
+ */
+async function lineageBase(
+  db: Kysely<Database>,
+  since: {
+    readonly id: string;
+    readonly strategy: string | null;
+    readonly parent_run_id: string | null;
+  },
+): Promise<{ readonly id: string; readonly strategy: string | null }> {
+  if (
+    !since.parent_run_id ||
+    LISTINGS.has(since.strategy ?? "") ||
+    since.strategy === "per-identity"
+  )
+    return since;
+  const plan = await getRun(db, since.parent_run_id);
+  return plan?.mode === "plan" && plan.status === "completed" ? plan : since;
 }
 
 /**
@@ -165,7 +194,13 @@ export async function worldChanges(
   const outsideTotal = Object.values(outside).reduce((n, v) => n + v, 0);
   const delta = since
     ? await findingDelta(db, runId, since.id, CLIENT_WORK_KINDS)
-    : { newFindings: left.reportable, resolvedFindings: 0, newClientWork: left.clientWork };
+    : {
+        newFindings: left.reportable,
+        resolvedFindings: 0,
+        newClientWork: left.clientWork,
+        changedFindings: 0,
+        comparedIdentities: 0,
+      };
   return {
     since_run_id: since?.id ?? null,
     outside,
@@ -174,6 +209,8 @@ export async function worldChanges(
     new_findings: delta.newFindings,
     resolved_findings: delta.resolvedFindings,
     new_client_work: delta.newClientWork,
+    changed_findings: delta.changedFindings,
+    compared_identities: delta.comparedIdentities,
   };
 }
 
@@ -182,14 +219,20 @@ export async function worldChanges(
  * are first recorded as `identity_not_found` (one finding per fact, whatever the strategy).
  *
  * @example
- *   const { figures, tally, changes } = await finalTally(deps, options, runId);
+ *   const { figures, tally, changes, coverage } = await finalTally(deps, options, run);
  */
 export async function finalTally(
   deps: PipelineDeps,
   options: PipelineOptions,
-  runId: string,
-): Promise<{ figures: RunFigures; tally: RunTally; changes: RunSummary["changes"] }> {
+  run: { readonly id: string; readonly strategy?: string | null },
+): Promise<{
+  figures: RunFigures;
+  tally: RunTally;
+  changes: RunSummary["changes"];
+  coverage: RunSummary["coverage"];
+}> {
   const db = deps.handle.db;
+  const runId = run.id;
   if (options.mode !== "plan") await notFoundCreatesToFindings(db, runId);
   const figures = await readRunFigures(db, runId);
   const base = tallyOf(options.mode, deps.signal?.aborted === true, figures);
@@ -206,5 +249,6 @@ export async function finalTally(
     outsideChanges: changes?.outside_total ?? 0,
     newClientWork: changes?.new_client_work ?? 0,
   };
-  return { figures, tally, changes };
+  const coverage = coverageOf(await countCoverage(db, runId), run.strategy ?? null);
+  return { figures, tally, changes, coverage };
 }

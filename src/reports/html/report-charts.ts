@@ -12,16 +12,19 @@ import type { SteerMark } from "./timeline-chart.ts";
 /** Findings by category: a plan's counts, or a writer's before → after. */
 export function findingsChart(s: RunSummary): SafeHtml {
   const kinds = Object.keys(s.findings);
+  // A kind the run's reads cannot see is "not looked for", never a plain 0 (issue 50).
+  const unseen = new Set(s.coverage?.not_looked_for ?? []);
+  const label = (k: string) => (unseen.has(k) ? `${k} (not looked for)` : k);
   if (s.mode === "plan" || !s.findings_left) {
     const bars: Bar[] = kinds.map((k) => ({
-      label: k,
+      label: label(k),
       count: s.findings[k] ?? 0,
       tone: findingTone(k),
     }));
     return html`<h3>Findings by category</h3>${barChart("findings-chart", "Findings by category", bars)}`;
   }
   const rows = kinds.map((k) => ({
-    label: k,
+    label: label(k),
     before: s.findings[k] ?? 0,
     after: s.findings_left?.[k] ?? s.findings[k] ?? 0,
     tone: findingTone(k),

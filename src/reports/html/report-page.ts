@@ -4,7 +4,8 @@
  * rows themselves are streamed in between by `write-report-html.ts`.
  */
 import { thousands } from "../../thousands.ts";
-import { type RunSummary, revertLine } from "../summary.ts";
+import { runNotes } from "../run-notes.ts";
+import { comparedNote, type RunSummary, revertLine } from "../summary.ts";
 import { html, SafeHtml } from "./html-text.ts";
 import { findingsChart, outcomesChart, steerMarks } from "./report-charts.ts";
 import { REPORT_JS } from "./report-script.ts";
@@ -100,6 +101,14 @@ function changedTable(id: string, rows: readonly ChangedFinding[], total: number
   return html`<table id="${id}"><thead><tr><th>identity</th><th>finding</th><th>owner</th></tr></thead><tbody>${body}</tbody></table>${more}`;
 }
 
+/** The outside changes by kind, those that happened (changes.csv lists each). */
+function outsideKinds(outside: Record<string, number>): SafeHtml | "" {
+  const rows = Object.entries(outside).filter(([, v]) => v > 0);
+  if (rows.length === 0) return "";
+  const body = rows.map(([k, v]) => html`<tr><td>${k}</td><td class="num">${v}</td></tr>`);
+  return html`<table id="outside-changes"><thead><tr><th>outside change</th><th>count</th></tr></thead><tbody>${body}</tbody></table>`;
+}
+
 function changesSection(i: HtmlReportInput): SafeHtml | "" {
   const c = i.summary.changes;
   if (!c) return "";
@@ -107,7 +116,8 @@ function changesSection(i: HtmlReportInput): SafeHtml | "" {
     return html`<h2>Since the previous run</h2><p id="changes">No previous apply or reconcile to compare with.</p>`;
   }
   return html`<h2>Since the previous run</h2>
-<p id="changes" data-new="${c.new_findings}" data-resolved="${c.resolved_findings}" data-outside="${c.outside_total}" data-undone="${c.undone_total}">Compared with ${c.since_run_id} after its actions: ${c.outside_total} outside changes (${c.undone_total} undoing the tool's writes), ${c.new_findings} new findings, ${c.resolved_findings} resolved.</p>
+<p id="changes" data-new="${c.new_findings}" data-resolved="${c.resolved_findings}" data-outside="${c.outside_total}" data-undone="${c.undone_total}">Compared with ${c.since_run_id} after its actions: ${c.outside_total} outside changes (${c.undone_total} undoing the tool's writes), ${c.new_findings} new findings, ${c.resolved_findings} resolved${comparedNote(c)}.</p>
+${outsideKinds(c.outside)}
 <h3>New findings</h3>${changedTable("new-findings", i.changes?.added ?? [], c.new_findings)}
 <h3>Resolved findings</h3>${changedTable("resolved-findings", i.changes?.resolved ?? [], c.resolved_findings)}`;
 }
@@ -134,6 +144,7 @@ export function renderPageHead(i: HtmlReportInput): string {
 ${s.revert ? html`<dt>Revert</dt><dd id="revert-counts">${revertLine(s.revert).trim()}${s.revert.dry_run ? " (dry run: nothing sent)" : ""}.</dd>` : html`<dt>Source</dt><dd id="source">${n(s.source.rows_read)} rows read, ${n(s.source.candidates)} candidates, ${n(s.source.anomalies)} anomalies.</dd>`}
 <dt>Throughput</dt><dd>${s.throughput.identities_per_s.toFixed(1)} identities/s, ${s.throughput.actions_per_s.toFixed(1)} actions/s.</dd>
 </dl>
+${runNotes(s).map((note) => html`<p class="note run-note">${note}</p>`)}
 <h2>Findings and action outcomes</h2>
 <div class="charts"><div>${findingsChart(s)}</div>
 <div>${outcomesChart(s)}</div></div>

@@ -1,0 +1,54 @@
+/**
+ * What a run read of the candidates it needed (issue 50 §1): counted from its source rows, its
+ * snapshot (an identity read, found or answered 404) and its `read_failed` findings.
+ */
+import { type Kysely, sql } from "kysely";
+import { type Database, TOOL_TABLES } from "../schema.ts";
+
+/** A run's candidates, and how many of them its reads observed. */
+export interface CoverageCounts {
+  /** Valid source rows with a flag true, by identity. */
+  readonly candidates: number;
+  /** Of those, identities the run's reads observed (found, or answered 404). */
+  readonly read: number;
+  /** Of those not observed, identities whose read failed (a `read_failed` finding). */
+  readonly readFailed: number;
+}
+
+/**
+ * Counts a run's coverage in one statement.
+ *
+ * @example
+ *   await countCoverage(db, runId) // { candidates: 10000, read: 9843, readFailed: 157 }
+ */
+export async function countCoverage(db: Kysely<Database>, runId: string): Promise<CoverageCounts> {
+  const S = sql.table(TOOL_TABLES.sourceRows);
+  const I = sql.table(TOOL_TABLES.snapshotIdentities);
+  const F = sql.table(TOOL_TABLES.findings);
+  const r = await sql<{
+    candidates: number | string;
+    read: number | string;
+    failed: number | string;
+  }>`
+    with cand as (
+      select distinct s.identity_id from ${S} s
+      where s.run_id = ${runId} and s.valid and s.identity_id is not null
+        and (s.user_disabled or s.admin_disabled)
+    ), seen as (
+      select c.identity_id, exists (select 1 from ${I} i where i.run_id = ${runId}
+          and i.identity_id = c.identity_id and i.status in ('found', 'not_found')) as read,
+        exists (select 1 from ${F} f where f.run_id = ${runId}
+          and f.identity_id = c.identity_id and f.finding = 'read_failed') as failed
+      from cand c
+    )
+    select count(*) as candidates,
+      count(*) filter (where read and not failed) as read,
+      count(*) filter (where failed) as failed
+    from seen`.execute(db);
+  const row = r.rows[0];
+  return {
+    candidates: Number(row?.candidates ?? 0),
+    read: Number(row?.read ?? 0),
+    readFailed: Number(row?.failed ?? 0),
+  };
+}

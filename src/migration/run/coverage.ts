@@ -1,0 +1,48 @@
+/**
+ * A run's coverage (issue 50 §1): how many of the candidates it needed it read, and which finding
+ * kinds its strategy cannot see at all. summary.json `coverage`; one line in every summary.
+ */
+import type { CoverageCounts } from "../../db/journal/coverage-queries.ts";
+import type { RunSummary } from "../../reports/summary.ts";
+
+/**
+ * Finding kinds a strategy's reads cannot detect, because they arise on identities it never
+ * reads: a filtered listing shows only SELL_ONLY holders (and the candidates by id), so an
+ * unflagged identity without a SELL_ONLY (`platform_will_restrict`) or known only by its legacy
+ * fields (`unknown_to_source`) goes unseen; per-identity reads only the candidates (and the
+ * identities the tool acted on), so every finding of an unflagged identity goes unseen too.
+ * A complete bulk listing sees every kind.
+ */
+export const NOT_LOOKED_FOR: Readonly<Record<string, readonly string[]>> = {
+  bulk: [],
+  filtered: ["platform_will_restrict", "unknown_to_source"],
+  "per-identity": [
+    "platform_will_restrict",
+    "unknown_to_source",
+    "unexpected_client_control",
+    "unexpected_service_control",
+    "orphaned_own_control",
+  ],
+};
+
+/** What an `apply --plan` re-reads: the plan's creates, nothing else. */
+const PLAN_ONLY = [...(NOT_LOOKED_FOR["per-identity"] ?? [])];
+
+/**
+ * summary.json's `coverage` of a run read with `strategy` (null: a resumed run without it).
+ *
+ * @example
+ *   coverageOf({ candidates: 10, read: 9, readFailed: 1 }, "filtered")
+ *   // { candidates: 10, candidates_read: 9, candidates_unread: 1, read_failed: 1,
+ *   //   not_looked_for: ["platform_will_restrict", "unknown_to_source"] }
+ */
+export function coverageOf(c: CoverageCounts, strategy: string | null): RunSummary["coverage"] {
+  const known = strategy !== null ? NOT_LOOKED_FOR[strategy] : undefined;
+  return {
+    candidates: c.candidates,
+    candidates_read: c.read,
+    candidates_unread: c.candidates - c.read,
+    read_failed: c.readFailed,
+    not_looked_for: [...(known ?? (strategy?.startsWith("the plan") ? PLAN_ONLY : []))],
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * Issue 50 §1 and §4: the delta compares only what both runs saw. A per-identity reconcile after a
+ * bulk reconcile, with nothing changed between, reports no new, no resolved finding and no outside
+ * change, though it did not read the unflagged identities whose findings the bulk run reported;
+ * its coverage names what it did not look for, and its summary says so instead of a 0.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { parseCsv } from "../helpers/corpus.ts";
+import { backends } from "../helpers/db.ts";
+import { type ReadWorld, type Row, readWorld, summaryOf, worldIds } from "../helpers/read-world.ts";
+
+const IDS = worldIds(9, 5007);
+/** 6 flagged rows, 3 unflagged. */
+const ROWS: Row[] = IDS.map((id, i) => [id, i < 6, false]);
+const [EXTRA_CONTROL, LEGACY_ONLY] = [IDS[6] ?? "", IDS[7] ?? ""];
+
+for (const backend of backends) {
+  describe(`the nightly delta under every strategy on ${backend.name}`, {
+    timeout: 300_000,
+  }, () => {
+    let w: ReadWorld;
+    before(async () => {
+      w = await readWorld(backend, ROWS);
+      // Findings only a complete listing sees: a client's control on an unflagged identity, and
+      // an unflagged identity whose platform legacy field restricts it.
+      w.sandbox.addControl(EXTRA_CONTROL, { type: "SELL_ONLY", set_by: "SET_BY_CLIENT" });
+      w.sandbox.setLegacyFields(LEGACY_ONLY, { user_disabled: true });
+    });
+    after(async () => {
+      await w.close();
+    });
+
+    it("a per-identity reconcile after a bulk reconcile with no change reports 0 new, 0 resolved, 0 outside changes, and names what it did not look for", async () => {
+      const bulk = await w.run("reconcile", "--state", "bulk");
+      const b = summaryOf(bulk);
+      assert.ok(
+        (b.findings.unexpected_client_control ?? 0) + (b.findings.platform_will_restrict ?? 0) >= 2,
+        JSON.stringify(b.findings),
+      );
+      assert.deepEqual(b.coverage?.not_looked_for, []);
+      const again = await w.run("reconcile", "--state", "per-identity", "--exit-on", "changes");
+      const s = summaryOf(again);
+      assert.equal(again.code, 0, again.stderr.slice(-3000));
+      assert.equal(s.changes?.new_findings, 0, JSON.stringify(s.changes));
+      assert.equal(s.changes?.resolved_findings, 0, JSON.stringify(s.changes));
+      assert.equal(s.changes?.outside_total, 0, JSON.stringify(s.changes));
+      assert.equal(s.changes?.compared_identities, 6);
+      assert.ok((s.coverage?.not_looked_for.length ?? 0) > 0);
+      assert.ok(s.coverage?.not_looked_for.includes("platform_will_restrict"));
+      assert.equal(s.coverage?.candidates_read, 6);
+      assert.match(again.md, /\| `platform_will_restrict` \| not looked for \| not looked for \|/);
+      assert.match(
+        again.stderr,
+        /Coverage: read 6 of 6 candidates; not looked for: platform_will_restrict/,
+      );
+    });
+
+    it("a filtered reconcile then a bulk one, with no change, report 0 new and 0 resolved", async () => {
+      const filtered = await w.run("reconcile", "--state", "filtered", "--exit-on", "changes");
+      assert.equal(filtered.code, 0, filtered.stderr.slice(-3000));
+      const f = summaryOf(filtered);
+      assert.equal(f.changes?.new_findings, 0, JSON.stringify(f.changes));
+      assert.equal(f.changes?.resolved_findings, 0, JSON.stringify(f.changes));
+      const bulk = await w.run("reconcile", "--state", "bulk", "--exit-on", "changes");
+      const b = summaryOf(bulk);
+      assert.equal(b.changes?.new_findings, 0, JSON.stringify(b.changes));
+      assert.equal(b.changes?.resolved_findings, 0, JSON.stringify(b.changes));
+      assert.equal(bulk.code, 0, bulk.stderr.slice(-3000));
+    });
+
+    it("reports the platform's legacy fields set or cleared on the platform as platform_field_set and platform_field_cleared, in summary.json, changes.csv and report.html", async () => {
+      w.sandbox.setLegacyFields(IDS[0] ?? "", { admin_disabled: true });
+      w.sandbox.setLegacyFields(IDS[1] ?? "", { user_disabled: false });
+      const r = await w.run("reconcile", "--state", "bulk");
+      const s = summaryOf(r);
+      assert.equal(s.changes?.outside.platform_field_set, 1, JSON.stringify(s.changes));
+      assert.equal(s.changes?.outside.platform_field_cleared, 1, JSON.stringify(s.changes));
+      const csv = parseCsv(readFileSync(join(r.out, "changes.csv"), "utf8"));
+      const kinds = csv.map((c) => `${c.identity_id}|${c.change}`).sort();
+      assert.ok(kinds.includes(`${IDS[0]}|platform_field_set`), kinds.join("\n"));
+      assert.ok(kinds.includes(`${IDS[1]}|platform_field_cleared`), kinds.join("\n"));
+      assert.match(r.html, /<td>platform_field_set<\/td><td class="num">1<\/td>/);
+    });
+  });
+}
