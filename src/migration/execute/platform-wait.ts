@@ -72,7 +72,11 @@ export async function dueForCreate(
  * identity that comes back to awaiting later waits afresh. One statement a batch of a whole
  * classification (identities whose findings are complete), none for an empty one.
  */
-export async function forgetSettledSightings(db: Kysely<Database>, pairs: Pairs): Promise<void> {
+export async function forgetSettledSightings(
+  db: Kysely<Database>,
+  runId: string,
+  pairs: Pairs,
+): Promise<void> {
   // Most databases never record a sighting: asked once a process, then nothing a batch.
   let may = mayHoldSightings.get(db);
   if (may === undefined) {
@@ -86,7 +90,7 @@ export async function forgetSettledSightings(db: Kysely<Database>, pairs: Pairs)
     if (awaitingOf(p.finding, "platform")) awaiting.admin_disabled.add(p.row.identity_id);
   }
   const ids = new Set(pairs.map((p) => p.row.identity_id));
-  await forgetNotAwaiting(db, {
+  await forgetNotAwaiting(db, runId, {
     user_disabled: [...ids].filter((id) => !awaiting.user_disabled.has(id)),
     admin_disabled: [...ids].filter((id) => !awaiting.admin_disabled.has(id)),
   });
