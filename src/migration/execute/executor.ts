@@ -20,6 +20,7 @@ import { CLIENT_CREATABLE_TYPES } from "../classify/mapping.ts";
 import { LocalChannel } from "../steer/local-channel.ts";
 import { type ActionControl, RunControl } from "../steer/run-control.ts";
 import { fail, unsentOnCancel, verify } from "./action-outcome.ts";
+import { answerMismatch, settleUnexpectedAnswer } from "./create-answer.ts";
 import { runDelete } from "./delete-action.ts";
 import type { ExecutorContext } from "./executor-context.ts";
 import { reverifyPending } from "./reverify.ts";
@@ -49,11 +50,13 @@ async function runCreate(ctx: ExecutorContext, a: Action): Promise<void> {
         reason: ctx.options.run.reason,
         signal: ctx.signal,
       });
+      const why = answerMismatch(a, created);
+      if (why !== null) return settleUnexpectedAnswer(ctx, a, created, why);
       await updateAction(ctx.db, a.id, {
         status: "succeeded",
         outcome: "created",
         result_control_id: created.id,
-        http_status: 200,
+        http_status: created.httpStatus,
         error: null,
       });
       return;
