@@ -10,7 +10,8 @@
  *   `failed:unexpected_answer`, the control named (the next plan reports it as a finding);
  * - no such control (an answer for nothing): `ambiguous:unexpected_answer`, never `created`; a
  *   resume or the next reconcile verifies it again;
- * - the identity is gone: `failed:identity_not_found`; the read fails: ambiguous as above.
+ * - the identity is gone: `failed:identity_not_found`; the read fails (or a cancel stops it):
+ *   ambiguous as above.
  */
 import { updateAction } from "../../db/journal/journal-queries.ts";
 import type { Action } from "../../db/schema.ts";
@@ -44,10 +45,7 @@ export function answerMismatch(a: Action, c: CreatedControl): string | null {
 const shape = (c: IdentityControl) =>
   `a ${c.type} set by ${c.setByRaw || "(none)"}${c.isOverridable ? "" : ", not overridable"} (${c.id})`;
 
-/**
- * Settles a create whose answer was unexpected (`why`) by reading the identity's controls.
- * Cancelled reads are rethrown (the caller's cancel path leaves the action for a resume).
- */
+/** Settles a create whose answer was unexpected (`why`) by reading the identity's controls. */
 export async function settleUnexpectedAnswer(
   ctx: ExecutorContext,
   a: Action,
@@ -62,9 +60,10 @@ export async function settleUnexpectedAnswer(
   try {
     controls = await ctx.client.listIdentityControls(a.identity_id, { signal: ctx.signal });
   } catch (err) {
-    if (!(err instanceof PlatformError) || err.kind === "cancelled") throw err;
+    if (!(err instanceof PlatformError)) throw err;
     if (err.kind === "not_found")
       return fail(ctx, a, "identity_not_found", `${said}; ${err.message}`);
+    // A cancelled read included: the create was sent, so it is in doubt, never back to pending.
     return inDoubt(ctx, a, created, `${said}, and the read to verify it failed (${err.message})`);
   }
   const hit = controls.find((c) => isExpectedClientControl(c, a.control_type));
