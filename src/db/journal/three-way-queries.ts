@@ -165,3 +165,16 @@ export async function threeWayCells(db: Kysely<Database>, runId: string): Promis
     group by 1, 2, 3, 4 order by 1, 2, 3, 4`.execute(db);
   return r.rows.map((x) => ({ ...x, n: Number(x.n) }));
 }
+
+/**
+ * The pending creates of a run made for identities awaiting the platform's own migration whose
+ * wait expired (`--wait-for-platform-s`): each is read again right before it is sent.
+ */
+export async function awaitedCreateIds(db: Kysely<Database>, runId: string): Promise<Set<number>> {
+  const r = await sql<{ id: number | string }>`
+    select a.id from ${sql.table(TOOL_TABLES.actions)} a
+    join ${sql.table(TOOL_TABLES.findings)} f on f.id = a.finding_id
+    where a.run_id = ${runId} and a.action = 'create' and a.status = 'pending'
+      and f.finding = 'awaiting_platform_migration'`.execute(db);
+  return new Set(r.rows.map((x) => Number(x.id)));
+}
