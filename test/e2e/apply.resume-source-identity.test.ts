@@ -119,5 +119,30 @@ backends.forEach((backend) => {
       assert.deepEqual(missing, [], "every flagged identity holds its client SELL_ONLY");
       assert.equal(sandbox.stats().integrity.identitiesWithDuplicateClientSellOnly, 0);
     });
+
+    it("refuses apply --plan of a plan whose source relation resolves elsewhere now, naming both, exit 1", async (t) => {
+      if (backend.name !== "postgres") {
+        t.skip(
+          "PGlite takes no search_path from outside (no URL options, PGOPTIONS or role defaults)",
+        );
+        return;
+      }
+      const { target, env } = rig;
+      const plan = await runCli(["plan", ...outArgs(), ...target.args], env);
+      assert.ok(plan.code === 0 || plan.code === 2, plan.stderr);
+      const planId = /Run (\S+) \(plan\) started/.exec(plan.stderr)?.[1];
+      assert.ok(planId, plan.stderr);
+      const refused = await runCli(
+        ["apply", "--plan", planId, "--yes", ...outArgs(), ...target.args],
+        {
+          ...env,
+          PGOPTIONS: "-c search_path=other",
+        },
+      );
+      assert.equal(refused.code, 1, refused.stderr);
+      assert.match(refused.stderr, new RegExp(`--plan ${planId}: the plan was made against`));
+      assert.match(refused.stderr, /the plan's public\.identities \(oid \d+/);
+      assert.match(refused.stderr, /this invocation's other\.identities \(oid \d+/);
+    });
   });
 });
