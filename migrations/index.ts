@@ -15,6 +15,7 @@ import * as worldChanges from "./0009-world-changes.ts";
 import * as sourceRereadEvent from "./0010-source-reread-event.ts";
 import * as sourceIdSets from "./0011-source-id-sets.ts";
 import * as listedClaims from "./0012-listed-claims.ts";
+import * as runWorldIdentity from "./0014-run-world-identity.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0001_initial": initial,
@@ -28,4 +29,5 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0010_source_reread_event": sourceRereadEvent,
   "0011_source_id_sets": sourceIdSets,
   "0012_listed_claims": listedClaims,
+  "0014_run_world_identity": runWorldIdentity,
 });

@@ -98,6 +98,13 @@ export interface RunsTable {
   tool_version: string;
   host: string;
   pid: number;
+  /** The source relation as resolved at the run's start (0014): `schema.table`, its oid, and the
+   * database's identity; null for a run of an older version. */
+  source_relation: ColumnType<string | null, string | null | undefined, string | null>;
+  source_oid: ColumnType<string | null, string | number | null | undefined, string | number | null>;
+  source_database: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The platform's key (`platformKey`, 0014); null for a run of an older version. */
+  platform_key: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** The actions journal: one row per intended platform write, updated as it progresses. */
@@ -178,6 +185,8 @@ export interface PlatformWaitSightingsTable {
   flag: "user_disabled" | "admin_disabled";
   first_seen_at: Timestamp;
   run_id: string;
+  /** The platform the sighting was made on (`platformKey`, 0014); '' before 0014: never used. */
+  platform_key: ColumnType<string, string | undefined, string>;
 }
 
 /** The kinds of outside change a writing run sees since the previous one (0009). */

@@ -6,6 +6,10 @@ import { type CallState, cancelledError, stillAmbiguous } from "./call-state.ts"
 import { buildUrl, exchange, type Outcome, readJson } from "./http-exchange.ts";
 import type { HttpClientDeps, Reply, RequestSpec } from "./http-request-types.ts";
 import { LinkedSignal } from "./linked-signal.ts";
+
+/** The signal a write on the wire listens to: none aborts it but its own timeout. */
+const NEVER_ABORTED = new AbortController().signal;
+
 import { waitTooLong } from "./max-wait.ts";
 import {
   type Classification,
@@ -70,8 +74,11 @@ export class HttpClient {
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     const call: CallState = { key, attempts: 0, failures: 0, replayed: false, hadAmbiguous: false };
     const latency = metrics.endpoint(key).latency;
+    // A write on the wire finishes (bounded by its timeout) when the run is cancelled: its answer
+    // is recorded as it is, not left in doubt. A cancel stops every wait before a send.
+    const onWire = spec.method === "GET" ? signal : NEVER_ABORTED;
     const send = (token: string) => () =>
-      exchange(url, spec.method, token, body, config.timeoutMs, signal, latency, () =>
+      exchange(url, spec.method, token, body, config.timeoutMs, onWire, latency, () =>
         budget.sent(spec.template),
       );
     for (;;) {

@@ -1,7 +1,7 @@
 /** The platform client's interface and its inputs (`platform-client.ts` builds it). */
 import type { Logger } from "../log.ts";
 import type { ClientMetrics } from "./client-metrics.ts";
-import type { Identity, IdentityControl } from "./types.ts";
+import type { CreatedControl, Identity, IdentityControl } from "./types.ts";
 
 export interface PlatformClientOptions {
   /** Exactly the scopes to request: `READ_SCOPES` for read-only commands, `WRITE_SCOPES` for writers. */
@@ -55,9 +55,11 @@ export interface PlatformClient {
   ): Promise<IdentityControl[]>;
   /**
    * Never retried blindly: an outcome that may have been committed throws a PlatformError whose
-   * `classification` is `ambiguous`; look at the identity's controls before trying again.
+   * `classification` is `ambiguous`; look at the identity's controls before trying again. The
+   * answer is returned as the platform gave it (its status and the identity it names too): the
+   * caller checks it is the control it asked for.
    */
-  createIdentityControl(input: CreateControlInput): Promise<IdentityControl>;
+  createIdentityControl(input: CreateControlInput): Promise<CreatedControl>;
   /** `alreadyDeleted` when a repeat after an ambiguous attempt found the control gone. */
   deleteIdentityControl(
     controlId: string,

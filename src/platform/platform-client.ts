@@ -21,6 +21,7 @@ import { basicCredentials, TokenManager } from "./token-manager.ts";
 import {
   ACCEPTED_REASON_CODES,
   CREATABLE_CONTROL_TYPES,
+  type CreatedControl,
   type Identity,
   type IdentityControl,
   PATHS,
@@ -202,7 +203,7 @@ export class PlatformApi {
     return parseIdentity(reply.body, `GET ${PATHS.identity}`);
   }
 
-  async createIdentityControl(input: CreateControlInput): Promise<IdentityControl> {
+  async createIdentityControl(input: CreateControlInput): Promise<CreatedControl> {
     const endpoint = `POST ${PATHS.controls}`;
     this.#refuseLocally(endpoint, input);
     const reply = await this.#http.send({
@@ -218,7 +219,12 @@ export class PlatformApi {
       signal: input.signal,
     });
     try {
-      return parseControl(reply.body, endpoint);
+      const named = (reply.body as { identity_id?: unknown } | null)?.identity_id;
+      return {
+        ...parseControl(reply.body, endpoint),
+        httpStatus: reply.status,
+        identityId: typeof named === "string" ? named : null,
+      };
     } catch (err) {
       // 2xx means it was committed; an unreadable record leaves the caller unsure what exists.
       throw err instanceof PlatformError ? err.with({ classification: "ambiguous" }) : err;

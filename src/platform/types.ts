@@ -17,6 +17,14 @@ export interface IdentityControl {
   readonly deletedAt: string | null;
 }
 
+/** A create's answer: the control it names, with what the answer said beside it. */
+export interface CreatedControl extends IdentityControl {
+  /** The answer's HTTP status (the contract's is 200). */
+  readonly httpStatus: number;
+  /** The identity the answer names, when it names one (the contract's record does not). */
+  readonly identityId: string | null;
+}
+
 export interface Identity {
   readonly id: string;
   readonly createdAt: string | null;

@@ -41,7 +41,7 @@ export function renderSummaryMarkdown(s: RunSummary): string {
           "",
         ]
       : []),
-    `Source: ${s.source.rows_read} rows read, ${s.source.candidates} candidates, ${s.source.anomalies} anomalies.`,
+    `Source${s.source.relation ? ` ${s.source.relation}` : ""}: ${s.source.rows_read} rows read, ${s.source.candidates} candidates, ${s.source.anomalies} anomalies.`,
     "",
     ...runNotes(s).flatMap((note) => [note, ""]),
     "## Findings",

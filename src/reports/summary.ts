@@ -85,6 +85,8 @@ export interface RunSummary {
     readonly listing: object | null;
   } | null;
   readonly source: {
+    /** The source relation as the database resolved it at the run's start (`schema.table`). */
+    readonly relation?: string;
     readonly rows_read: number;
     readonly candidates: number;
     readonly anomalies: number;
@@ -187,7 +189,7 @@ export function renderSummaryTable(s: RunSummary): string {
   const countWidth = Math.max(0, ...rows.map((r) => r.count.length));
   const lines = [
     `${s.mode} ${s.run_id}: ${s.status} in ${s.duration_s.toFixed(1)} s (exit ${s.exit_code})`,
-    `  source: ${s.source.rows_read} rows read, ${s.source.candidates} candidates, ${s.source.anomalies} anomalies`,
+    `  source${s.source.relation ? ` ${s.source.relation}` : ""}: ${s.source.rows_read} rows read, ${s.source.candidates} candidates, ${s.source.anomalies} anomalies`,
   ];
   for (const r of rows) {
     // in_sync is no work left over: it keeps its plain count.

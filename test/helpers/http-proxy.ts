@@ -1,7 +1,7 @@
 /**
  * A real HTTP proxy on 127.0.0.1 in front of the sandbox: it records every request it forwards
  * (method, path and query, body), can answer some requests itself with a 503 instead, and can
- * rewrite an answer, or hold requests unanswered until the test releases them, so tests see exactly
+ * rewrite an answer, answer a request itself, or hold requests unanswered until the test releases them, so tests see exactly
  * what the tool sent and can fail one listing window, feed it a hostile page or keep a run in one
  * stage on purpose. No mock: the tool
  * and the sandbox talk HTTP through it.
@@ -33,6 +33,8 @@ export interface TestProxy {
   failWhen: (r: ProxiedRequest) => "forward" | "fail";
   /** Rewrites an answer's body before the tool sees it (null: pass it through untouched). */
   rewrite: ((r: ProxiedRequest, body: string) => string) | null;
+  /** Answers a request itself, unforwarded, when this returns an answer (null: go on). */
+  answerWhen: (r: ProxiedRequest) => { status: number; body: string } | null;
   /** Requests this says true of wait, unforwarded, until {@link release}. */
   holdWhen: (r: ProxiedRequest) => boolean;
   /** The requests held now. */
@@ -62,6 +64,7 @@ export async function startProxy(target: string): Promise<TestProxy> {
     requests,
     failWhen: () => "forward",
     rewrite: null,
+    answerWhen: () => null,
     holdWhen: () => false,
     held: [],
     release: () => {
@@ -90,6 +93,13 @@ export async function startProxy(target: string): Promise<TestProxy> {
           detail: "injected by the test proxy",
         }),
       );
+      return;
+    }
+    const own = proxy.answerWhen(record);
+    if (own) {
+      record.status = own.status;
+      res.writeHead(own.status, { "content-type": "application/json" });
+      res.end(own.body);
       return;
     }
     if (proxy.holdWhen(record)) {

@@ -34,6 +34,10 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "strategy",
     "error",
     "dry_run",
+    "source_relation",
+    "source_oid",
+    "source_database",
+    "platform_key",
   ],
   source_rows: [
     "run_id",
@@ -117,7 +121,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "reported_at",
   ],
   run_events: ["id", "run_id", "at", "kind", "rate", "who", "pid", "detail"],
-  platform_wait_sightings: ["identity_id", "flag", "first_seen_at", "run_id"],
+  platform_wait_sightings: ["identity_id", "flag", "first_seen_at", "run_id", "platform_key"],
   world_changes: [
     "run_id",
     "since_run_id",

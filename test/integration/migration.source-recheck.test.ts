@@ -82,8 +82,8 @@ for (const backend of backends) {
       await sql`insert into controls_migration.findings (run_id, identity_id, finding, user_disabled, admin_disabled)
         select ${RUN}, id::text, 'missing_client_control', user_disabled, admin_disabled
         from identities where user_disabled or admin_disabled`.execute(h.db);
-      await sql`insert into controls_migration.actions (run_id, identity_id, finding_id, action, control_type, control_key, status, updated_at)
-        select ${RUN}, f.identity_id, f.id, 'create', 'SELL_ONLY', 'SELL_ONLY:client', 'pending', now() - interval '1 hour'
+      await sql`insert into controls_migration.actions (run_id, identity_id, finding_id, action, control_type, control_key, status, created_at, updated_at)
+        select ${RUN}, f.identity_id, f.id, 'create', 'SELL_ONLY', 'SELL_ONLY:client', 'pending', now() - interval '1 hour', now() - interval '1 hour'
         from controls_migration.findings f
         where f.run_id = ${RUN} and f.identity_id in (${sql.join([KEPT, CLEARED, DELETED, NON_OVERRIDABLE])})`.execute(
         h.db,

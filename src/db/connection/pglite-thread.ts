@@ -89,6 +89,11 @@ export class PgliteThread {
   /** The data folder, whose disk is looked at when a statement fails (see `#refused`). */
   readonly #dataDir: string | undefined;
 
+  /** The data folder the database lives in; undefined for one in memory. */
+  get dataDir(): string | undefined {
+    return this.#dataDir;
+  }
+
   private constructor(worker: Worker, dataDir: string | undefined) {
     this.#worker = worker;
     this.#dataDir = dataDir;

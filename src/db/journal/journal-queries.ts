@@ -252,7 +252,8 @@ export async function serverTimeAgo(db: Kysely<Database>, seconds: number): Prom
 
 /**
  * How many pending actions of a run, and behind how many identities, were last read before
- * `since`: what a resumed run must re-read before sending them.
+ * `since` (`by` `created_at`: decided before it): what a resumed run must re-read before sending
+ * them.
  *
  * @example
  *   const { actions, identities } = await countStalePending(db, runId, since);
@@ -261,6 +262,7 @@ export async function countStalePending(
   db: Kysely<Database>,
   runId: string,
   since: Date,
+  by: "updated_at" | "created_at" = "updated_at",
 ): Promise<{ actions: number; identities: number }> {
   const r = await db
     .selectFrom(T)
@@ -270,7 +272,7 @@ export async function countStalePending(
     ])
     .where("run_id", "=", runId)
     .where("status", "=", "pending")
-    .where("updated_at", "<", since)
+    .where(by, "<", since)
     .executeTakeFirstOrThrow();
   return { actions: Number(r.actions), identities: Number(r.identities) };
 }

@@ -21,7 +21,7 @@ export interface StaleAction extends Action {
  *   const page = await stalePendingWithFlags(db, runId, since, 0, 500);
  *   const ofPage = await stalePendingWithFlags(db, runId, since, 0, 5000, listedIds);
  */
-export async function stalePendingWithFlags(
+export function stalePendingWithFlags(
   db: Kysely<Database>,
   runId: string,
   since: Date,
@@ -29,12 +29,42 @@ export async function stalePendingWithFlags(
   limit: number,
   identityIds?: readonly string[],
 ): Promise<StaleAction[]> {
+  return pendingWithFlags(db, { runId, since, by: "updated_at" }, afterId, limit, identityIds);
+}
+
+/**
+ * Pending actions of a run decided before `since` (`created_at`: journaled by an earlier process,
+ * whatever brought them back to pending since, an in-doubt verification included), in id order
+ * after `afterId`, with their finding's flags: those whose source row is re-read before a send.
+ *
+ * @example
+ *   const page = await decidedPendingWithFlags(db, runId, processStart, 0, 500);
+ */
+export function decidedPendingWithFlags(
+  db: Kysely<Database>,
+  runId: string,
+  since: Date,
+  afterId: number,
+  limit: number,
+  identityIds?: readonly string[],
+): Promise<StaleAction[]> {
+  return pendingWithFlags(db, { runId, since, by: "created_at" }, afterId, limit, identityIds);
+}
+
+async function pendingWithFlags(
+  db: Kysely<Database>,
+  of: { readonly runId: string; readonly since: Date; readonly by: "updated_at" | "created_at" },
+  afterId: number,
+  limit: number,
+  identityIds?: readonly string[],
+): Promise<StaleAction[]> {
+  const { runId, since } = of;
   if (identityIds && identityIds.length === 0) return [];
   const r = await sql<StaleAction>`
     select a.*, f.user_disabled, f.admin_disabled
     from ${sql.table(TOOL_TABLES.actions)} a
     left join ${sql.table(TOOL_TABLES.findings)} f on f.id = a.finding_id
-    where a.run_id = ${runId} and a.status = 'pending' and a.updated_at < ${since}
+    where a.run_id = ${runId} and a.status = 'pending' and ${sql.ref(`a.${of.by}`)} < ${since}
       and a.id > ${afterId}
       ${identityIds ? sql`and a.identity_id = any(${[...identityIds]}::text[])` : sql``}
     order by a.id limit ${limit}

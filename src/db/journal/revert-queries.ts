@@ -79,6 +79,21 @@ export async function reopenLimited(db: Kysely<Database>, runId: string): Promis
 }
 
 /**
+ * How many of a run's actions a later apply or reconcile superseded (the run crashed and the later
+ * run settled what it left): a revert of such a partial run is refused.
+ */
+export async function countSuperseded(db: Kysely<Database>, runId: string): Promise<number> {
+  const r = await db
+    .selectFrom(A)
+    .select((eb) => eb.fn.countAll<string>().as("n"))
+    .where("run_id", "=", runId)
+    .where("status", "=", "skipped")
+    .where("outcome", "=", "superseded")
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/**
  * How many of a run's actions a `--limit` left out.
  *
  * @example

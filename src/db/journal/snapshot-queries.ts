@@ -263,18 +263,21 @@ export interface PreviousListing {
 }
 
 /**
- * The listings of the latest completed runs that listed the platform, newest first: what the
- * next run's `auto` and its listing windows start from.
+ * The listings of the latest completed runs that listed `runId`'s platform (`platform_key`,
+ * 0014; another platform's figures are never used), newest first: what the next run's `auto` and
+ * its listing windows start from.
  */
 export async function previousListings(
   db: Kysely<Database>,
+  runId: string,
   limit = 20,
 ): Promise<PreviousListing[]> {
   const r = await sql<{ id: string; listing: Record<string, unknown> | string }>`
-    select id, summary->'platform_state'->'listing' as listing
-    from controls_migration.runs
-    where status = 'completed' and jsonb_typeof(summary->'platform_state'->'listing') = 'object'
-    order by id desc limit ${limit}
+    select p.id, p.summary->'platform_state'->'listing' as listing
+    from controls_migration.runs p, controls_migration.runs me
+    where me.id = ${runId} and p.platform_key = me.platform_key
+      and p.status = 'completed' and jsonb_typeof(p.summary->'platform_state'->'listing') = 'object'
+    order by p.id desc limit ${limit}
   `.execute(db);
   return r.rows.map((x) => ({
     runId: x.id,

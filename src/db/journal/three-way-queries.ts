@@ -40,10 +40,15 @@ export async function toolCreatedControls(
   return new Set(r.rows.map((x) => x.result_control_id));
 }
 
+/** The platform key of a run (`runs.platform_key`, 0014), '' for a run that recorded none. */
+const runPlatform = (runId: string) =>
+  sql`(select coalesce(r.platform_key, '') from ${sql.table(TOOL_TABLES.runs)} r where r.id = ${runId})`;
+
 /**
  * Records the first sighting of identities awaiting the platform's migration of `flag` (kept
  * when already recorded) and returns those whose first sighting is older than `waitS` seconds,
- * by the database's clock.
+ * by the database's clock. Sightings belong to the run's platform (`runs.platform_key`): another
+ * platform's never count.
  *
  * @example
  *   const due = await sightAwaiting(db, runId, "user_disabled", ids, 3600);
@@ -58,44 +63,36 @@ export async function sightAwaiting(
   if (identityIds.length === 0) return new Set();
   const ids = [...identityIds];
   const r = await sql<{ identity_id: string }>`
-    with seen as (
-      insert into ${sql.table(TOOL_TABLES.platformWaitSightings)} (identity_id, flag, run_id)
-      select u.id, ${flag}, ${runId} from unnest(${ids}::text[]) as u(id)
-      on conflict (identity_id, flag) do nothing
+    with key as (select ${runPlatform(runId)} as k),
+    seen as (
+      insert into ${sql.table(TOOL_TABLES.platformWaitSightings)} (platform_key, identity_id, flag, run_id)
+      select key.k, u.id, ${flag}, ${runId} from key, unnest(${ids}::text[]) as u(id)
+      where key.k <> ''
+      on conflict (platform_key, identity_id, flag) do nothing
       returning identity_id)
-    select w.identity_id from ${sql.table(TOOL_TABLES.platformWaitSightings)} w
-    where w.flag = ${flag} and w.identity_id = any(${ids}::text[])
+    select w.identity_id from ${sql.table(TOOL_TABLES.platformWaitSightings)} w, key
+    where w.platform_key = key.k and key.k <> ''
+      and w.flag = ${flag} and w.identity_id = any(${ids}::text[])
       and w.first_seen_at < now() - make_interval(secs => ${waitS})
       and not exists (select 1 from seen where seen.identity_id = w.identity_id)`.execute(db);
   return new Set(r.rows.map((x) => x.identity_id));
 }
 
 /**
- * Forgets the sightings of identities no longer awaiting (the platform migrated them, or the
- * tool created the control), so a later wait starts afresh.
- */
-export async function forgetSightings(
-  db: Kysely<Database>,
-  flag: "user_disabled" | "admin_disabled",
-  identityIds: readonly string[],
-): Promise<void> {
-  if (identityIds.length === 0) return;
-  await sql`delete from ${sql.table(TOOL_TABLES.platformWaitSightings)}
-    where flag = ${flag} and identity_id = any(${[...identityIds]}::text[])`.execute(db);
-}
-
-/**
- * Forgets, in one statement, the sightings of identities a batch found no longer awaiting on a
- * side (in sync, migrated, or the flag cleared), so a later return starts a fresh wait.
+ * Forgets, in one statement, the sightings on the run's platform of identities a batch found no
+ * longer awaiting on a side (in sync, migrated, or the flag cleared), so a later return starts a
+ * fresh wait.
  */
 export async function forgetNotAwaiting(
   db: Kysely<Database>,
+  runId: string,
   ids: { readonly user_disabled: readonly string[]; readonly admin_disabled: readonly string[] },
 ): Promise<void> {
   if (ids.user_disabled.length === 0 && ids.admin_disabled.length === 0) return;
   await sql`delete from ${sql.table(TOOL_TABLES.platformWaitSightings)}
-    where (flag = 'user_disabled' and identity_id = any(${[...ids.user_disabled]}::text[]))
-       or (flag = 'admin_disabled' and identity_id = any(${[...ids.admin_disabled]}::text[]))`.execute(
+    where platform_key = ${runPlatform(runId)}
+      and ((flag = 'user_disabled' and identity_id = any(${[...ids.user_disabled]}::text[]))
+        or (flag = 'admin_disabled' and identity_id = any(${[...ids.admin_disabled]}::text[])))`.execute(
     db,
   );
 }
@@ -105,8 +102,9 @@ export async function forgetNotAwaiting(
  * not true (its flag cleared, the row gone, or invalid): an identity can await the platform only
  * with its flag true here. Such an identity is often in no classified batch (its flag cleared and
  * the platform's legacy field too, with no control, it is neither a candidate nor kept from the
- * listing), so `forgetNotAwaiting` never sees it. Only sightings of runs on the same platform and
- * source as `runId` (`runs.options`' `api_url` and `source`). Returns how many were forgotten.
+ * listing), so `forgetNotAwaiting` never sees it. Only sightings on the run's platform
+ * (`platform_key`) made by runs of the same source (`runs.options`' `source`). Returns how many
+ * were forgotten.
  *
  * @example
  *   const forgotten = await forgetSightingsOffSource(db, runId);
@@ -119,7 +117,7 @@ export async function forgetSightingsOffSource(
     delete from ${sql.table(TOOL_TABLES.platformWaitSightings)} w
     using ${sql.table(TOOL_TABLES.runs)} me, ${sql.table(TOOL_TABLES.runs)} seen
     where me.id = ${runId} and seen.id = w.run_id
-      and seen.options->>'api_url' is not distinct from me.options->>'api_url'
+      and w.platform_key = coalesce(me.platform_key, '')
       and seen.options->'source' is not distinct from me.options->'source'
       and not exists (
         select 1 from ${sql.table(TOOL_TABLES.sourceRows)} s
@@ -166,4 +164,17 @@ export async function threeWayCells(db: Kysely<Database>, runId: string): Promis
             and (f.platform_user_disabled is not null or f.platform_admin_disabled is not null)) x
     group by 1, 2, 3, 4 order by 1, 2, 3, 4`.execute(db);
   return r.rows.map((x) => ({ ...x, n: Number(x.n) }));
+}
+
+/**
+ * The pending creates of a run made for identities awaiting the platform's own migration whose
+ * wait expired (`--wait-for-platform-s`): each is read again right before it is sent.
+ */
+export async function awaitedCreateIds(db: Kysely<Database>, runId: string): Promise<Set<number>> {
+  const r = await sql<{ id: number | string }>`
+    select a.id from ${sql.table(TOOL_TABLES.actions)} a
+    join ${sql.table(TOOL_TABLES.findings)} f on f.id = a.finding_id
+    where a.run_id = ${runId} and a.action = 'create' and a.status = 'pending'
+      and f.finding = 'awaiting_platform_migration'`.execute(db);
+  return new Set(r.rows.map((x) => Number(x.id)));
 }

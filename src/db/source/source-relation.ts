@@ -141,7 +141,7 @@ export async function resolveSource(
   });
 }
 
-interface RelationRow {
+export interface RelationRow {
   readonly oid: number;
   readonly nspname: string;
   readonly relname: string;
@@ -158,26 +158,38 @@ interface ColumnRow {
 
 /** The configured relation in the catalog, or a UserError naming the flag to fix. */
 async function findRelation(db: AnyDb, source: SourceConfig): Promise<RelationRow> {
-  const { schema, name } = splitRelation(source.relation);
+  const rel = await locateRelation(db, source.relation);
+  if (!rel) {
+    const { schema } = splitRelation(source.relation);
+    throw new UserError(
+      `Relation "${source.relation}" not found${schema === undefined ? " in the search_path" : ""}; set it with ${SOURCE_FLAGS.relation}. Names are case-sensitive and written without quotes, e.g. identities or legacy.users. (To create a synthetic one for a trial: controls-migrate db seed --identities 1000.)`,
+    );
+  }
+  return rel;
+}
+
+/**
+ * The relation `--source-relation`'s text names in this session (its search_path decides a bare
+ * name), with its schema and object id; undefined when it names none.
+ */
+export async function locateRelation(
+  db: AnyDb,
+  relation: string,
+): Promise<RelationRow | undefined> {
+  const { schema, name } = splitRelation(relation);
   // A dotted name is tried as schema.table first, then as a table whose name contains a dot.
   const regclass =
     schema === undefined
       ? sql`to_regclass(quote_ident(${name}))`
       : sql`coalesce(to_regclass(quote_ident(${schema}) || '.' || quote_ident(${name})),
-                     to_regclass(quote_ident(${source.relation})))`;
-  const rel = await sql<RelationRow>`
+                     to_regclass(quote_ident(${relation})))`;
+  return sql<RelationRow>`
     select c.oid::int8 as oid, n.nspname, c.relname, c.relkind::text as relkind,
            has_table_privilege(c.oid, 'SELECT') as can_select
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where c.oid = ${regclass}`
     .execute(db)
     .then((r) => r.rows[0]);
-  if (!rel) {
-    throw new UserError(
-      `Relation "${source.relation}" not found${schema === undefined ? " in the search_path" : ""}; set it with ${SOURCE_FLAGS.relation}. Names are case-sensitive and written without quotes, e.g. identities or legacy.users. (To create a synthetic one for a trial: controls-migrate db seed --identities 1000.)`,
-    );
-  }
-  return rel;
 }
 
 /** A relation's columns in order, each with its base type (domains resolved) and privilege. */

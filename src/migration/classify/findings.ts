@@ -176,7 +176,7 @@ export async function storeFindings(
     for (const finding of classifyIdentity(state)) pairs.push({ row, finding });
   });
   const due = await dueForCreate(db, runId, policy, pairs);
-  await forgetSettledSightings(db, pairs);
+  await forgetSettledSightings(db, runId, pairs);
   const actions: PendingActionOf[] = [];
   for (const { row, finding } of pairs) {
     const create = finding.create || (awaitingClient(finding) && due.has(row.identity_id));

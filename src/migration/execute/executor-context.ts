@@ -45,4 +45,6 @@ export interface ExecutorContext {
    * before that run), so the restriction rule of prune does not apply to its deletes.
    */
   readonly undo?: boolean;
+  /** Pending creates whose wait for the platform expired: read again right before each is sent. */
+  readonly awaitedCreates?: ReadonlySet<number>;
 }

@@ -20,6 +20,8 @@ import { CLIENT_CREATABLE_TYPES } from "../classify/mapping.ts";
 import { LocalChannel } from "../steer/local-channel.ts";
 import { type ActionControl, RunControl } from "../steer/run-control.ts";
 import { fail, unsentOnCancel, verify } from "./action-outcome.ts";
+import { stillToCreate, withAwaitedCreates } from "./awaited-create.ts";
+import { answerMismatch, settleUnexpectedAnswer } from "./create-answer.ts";
 import { runDelete } from "./delete-action.ts";
 import type { ExecutorContext } from "./executor-context.ts";
 import { reverifyPending } from "./reverify.ts";
@@ -39,6 +41,7 @@ async function runCreate(ctx: ExecutorContext, a: Action): Promise<void> {
     await fail(ctx, a, "refused_locally", `clients may not create ${a.control_type} controls`);
     return;
   }
+  if (!(await stillToCreate(ctx, a))) return;
   for (let cycle = 1; cycle <= MAX_CYCLES; cycle++) {
     await markInFlight(ctx.db, a.id);
     try {
@@ -49,11 +52,13 @@ async function runCreate(ctx: ExecutorContext, a: Action): Promise<void> {
         reason: ctx.options.run.reason,
         signal: ctx.signal,
       });
+      const why = answerMismatch(a, created);
+      if (why !== null) return settleUnexpectedAnswer(ctx, a, created, why);
       await updateAction(ctx.db, a.id, {
         status: "succeeded",
         outcome: "created",
         result_control_id: created.id,
-        http_status: 200,
+        http_status: created.httpStatus,
         error: null,
       });
       return;
@@ -144,7 +149,7 @@ export async function executeActions(
         const { creates, deletes } = await countPendingByAction(ctx.db, ctx.runId);
         left = creates + deletes;
       }
-      return await runPending(ctx, control, left);
+      return await runPending(await withAwaitedCreates(ctx), control, left);
     } finally {
       await control.stop();
     }

@@ -46,8 +46,8 @@ type Pairs = readonly {
 
 /**
  * Of a batch's findings, the identities whose awaited CLIENT control the tool creates now, by the
- * policy. Under `wait-s` the batch's awaiting identities are sighted (both sides, the first
- * sighting kept) and those sighted long enough ago are returned.
+ * policy. Unless `no-wait`, the batch's awaiting identities are sighted on the run's platform
+ * (both sides, the first sighting kept); under `wait-s` those sighted long enough ago are returned.
  */
 export async function dueForCreate(
   db: Kysely<Database>,
@@ -56,14 +56,18 @@ export async function dueForCreate(
   pairs: Pairs,
 ): Promise<ReadonlySet<string>> {
   // Not waiting at all, the diff rules call the control missing and create it themselves.
-  if (policy.kind !== "wait-s") return NONE;
+  if (policy.kind === "no-wait") return NONE;
   const client = pairs.filter((p) => awaitingOf(p.finding, "tool")).map((p) => p.row.identity_id);
   const service = pairs
     .filter((p) => awaitingOf(p.finding, "platform"))
     .map((p) => p.row.identity_id);
   if (client.length + service.length > 0) mayHoldSightings.set(db, true);
-  await sightAwaiting(db, runId, "admin_disabled", service, policy.seconds);
-  return sightAwaiting(db, runId, "user_disabled", client, policy.seconds);
+  // Every run that reads the platform records its sightings (a plan's too): a later wait counts
+  // from the first one. Only `wait-s` creates those sighted long enough ago.
+  const seconds = policy.kind === "wait-s" ? policy.seconds : 0;
+  await sightAwaiting(db, runId, "admin_disabled", service, seconds);
+  const due = await sightAwaiting(db, runId, "user_disabled", client, seconds);
+  return policy.kind === "wait-s" ? due : NONE;
 }
 
 /**
@@ -72,7 +76,11 @@ export async function dueForCreate(
  * identity that comes back to awaiting later waits afresh. One statement a batch of a whole
  * classification (identities whose findings are complete), none for an empty one.
  */
-export async function forgetSettledSightings(db: Kysely<Database>, pairs: Pairs): Promise<void> {
+export async function forgetSettledSightings(
+  db: Kysely<Database>,
+  runId: string,
+  pairs: Pairs,
+): Promise<void> {
   // Most databases never record a sighting: asked once a process, then nothing a batch.
   let may = mayHoldSightings.get(db);
   if (may === undefined) {
@@ -86,7 +94,7 @@ export async function forgetSettledSightings(db: Kysely<Database>, pairs: Pairs)
     if (awaitingOf(p.finding, "platform")) awaiting.admin_disabled.add(p.row.identity_id);
   }
   const ids = new Set(pairs.map((p) => p.row.identity_id));
-  await forgetNotAwaiting(db, {
+  await forgetNotAwaiting(db, runId, {
     user_disabled: [...ids].filter((id) => !awaiting.user_disabled.has(id)),
     admin_disabled: [...ids].filter((id) => !awaiting.admin_disabled.has(id)),
   });

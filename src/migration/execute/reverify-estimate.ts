@@ -21,7 +21,7 @@ export async function platformEstimate(
 ): Promise<
   Omit<StrategyInputs, "candidates" | "writes" | "rate" | "prune" | "readsById" | "lackingKnown">
 > {
-  const previous = await previousListings(db);
+  const previous = await previousListings(db, runId);
   const lastBulk = previous.find((p) => p.listing.filter === "none");
   const lastAny = previous[0];
   const sellOnly = num(lastAny?.listing.sell_only_identities);

@@ -86,21 +86,26 @@ export async function reverifyPending(
 ): Promise<ReverifyResult> {
   const since = options.before ?? (await serverTimeAgo(ctx.db, process.uptime()));
   let stale = await countStalePending(ctx.db, runId, since);
-  if (stale.actions === 0) return { strategy: null, reread: 0, source: null, ...newTally() };
+  // Decided by an earlier process, whatever path brought them back to pending since (an in-doubt
+  // create verified absent in this process is not stale for the platform, but its source flag is).
+  const decided = await countStalePending(ctx.db, runId, since, "created_at");
+  if (stale.actions + decided.actions === 0) {
+    return { strategy: null, reread: 0, source: null, ...newTally() };
+  }
   const { creates } = await countPendingByAction(ctx.db, runId);
   // Only creates rest on a source flag: deletes (prune) are re-checked right before each send.
   const source =
-    ctx.options?.source && creates > 0
+    ctx.options?.source && creates > 0 && decided.actions > 0
       ? await recheckSource(
           ctx,
           ctx.options.source,
           runId,
           since,
-          stale.identities,
+          decided.identities,
           await sourceRowsOfChain(ctx.db, runId),
         )
       : null;
-  const reread = stale.actions;
+  const reread = Math.max(stale.actions, source?.sourceChanged ?? 0);
   if (source && source.sourceChanged > 0) stale = await countStalePending(ctx.db, runId, since);
   if (stale.actions === 0) return { strategy: null, reread, source, ...newTally() };
   const writes = creates - (source?.sourceChanged ?? 0);

@@ -16,7 +16,7 @@
  */
 import type { SourceConfig } from "../../config.ts";
 import { updateAction } from "../../db/journal/journal-queries.ts";
-import { type StaleAction, stalePendingWithFlags } from "../../db/journal/reverify-queries.ts";
+import { decidedPendingWithFlags, type StaleAction } from "../../db/journal/reverify-queries.ts";
 import { currentRequester, recordRunEvent } from "../../db/journal/run-control-queries.ts";
 import { getRun } from "../../db/journal/run-queries.ts";
 import { type ClassifiedRow, lookupSourceRows, readSource } from "../../db/source/source-reader.ts";
@@ -53,7 +53,9 @@ export function chooseSourceReread(pending: number, sourceRows: number): SourceR
 }
 
 /**
- * Re-reads the source flags of the pending creates of `runId` last read before `since`, cancels
+ * Re-reads the source flags of the pending creates of `runId` decided before `since` (by an
+ * earlier process, whatever brought them back to pending: an in-doubt create verified absent
+ * included), cancels
  * those whose flag was cleared, and counts the flags newly set. Call it before the platform's
  * re-read, which then skips what it cancelled.
  *
@@ -76,7 +78,7 @@ export async function recheckSource(
       : await stillFlaggedByIds(ctx, source, runId, since);
   let sourceChanged = 0;
   for (let after = 0; ; ) {
-    const page = await stalePendingWithFlags(ctx.db, runId, since, after, PAGE);
+    const page = await decidedPendingWithFlags(ctx.db, runId, since, after, PAGE);
     if (page.length === 0) break;
     after = page[page.length - 1]?.id ?? after;
     for (const a of page) {
@@ -130,7 +132,7 @@ async function stillFlaggedByIds(
   const kept = new Set<number>();
   const why = new Map<number, string>();
   for (let after = 0; ; ) {
-    const all = await stalePendingWithFlags(ctx.db, runId, since, after, PAGE);
+    const all = await decidedPendingWithFlags(ctx.db, runId, since, after, PAGE);
     if (all.length === 0) break;
     after = all[all.length - 1]?.id ?? after;
     const page = all.filter((a) => a.action === "create");
@@ -160,7 +162,7 @@ async function stillFlaggedByPass(
       .filter((r) => r.valid && r.userDisabled === true && r.identityId !== null)
       .map((r) => r.identityId as string);
     for (let after = 0; ids.length > 0; ) {
-      const page = await stalePendingWithFlags(ctx.db, runId, since, after, PAGE, ids);
+      const page = await decidedPendingWithFlags(ctx.db, runId, since, after, PAGE, ids);
       if (page.length === 0) break;
       after = page[page.length - 1]?.id ?? after;
       for (const a of page) if (a.action === "create") kept.add(a.id);

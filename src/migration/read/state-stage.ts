@@ -86,7 +86,7 @@ export async function readPlatformState(
   }
   // Counting first checks the relation and columns before any request, and sizes `auto`.
   const known = await countSource(db, ctx.source);
-  const previous = await previousListings(db);
+  const previous = await previousListings(db, ctx.runId);
   const lastBulk = previous.find((p) => p.listing.filter === "none");
   const lastAny = previous[0];
   const bulkCount = num(lastBulk?.listing.identities);

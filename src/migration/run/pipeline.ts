@@ -8,13 +8,12 @@
 import { ensureSchema } from "../../db/connection/migrate.ts";
 import { acquireRunLock } from "../../db/connection/run-lock.ts";
 import { countPendingByAction, serverTimeAgo } from "../../db/journal/journal-queries.ts";
-import { copyPlanCreateCandidates } from "../../db/journal/plan-queries.ts";
-import { finishRun, getRun, latestRunningWriter } from "../../db/journal/run-queries.ts";
-import { analyzeRunTables, countCandidates } from "../../db/journal/snapshot-queries.ts";
+import { finishRun, latestRunningWriter } from "../../db/journal/run-queries.ts";
+import { runWorld } from "../../db/journal/run-world-queries.ts";
+import { analyzeRunTables } from "../../db/journal/snapshot-queries.ts";
 import { saveRequestSeries } from "../../db/report-queries/request-series-queries.ts";
 import { Interrupted, throwIfStartupInterrupted, UserError } from "../../errors.ts";
 import type { RunSummary } from "../../reports/summary.ts";
-import { computeFindings } from "../classify/findings.ts";
 import { executeActions } from "../execute/executor.ts";
 import { waitPolicy } from "../execute/platform-wait.ts";
 import { reverifyPending } from "../execute/reverify.ts";
@@ -27,6 +26,7 @@ import {
   type PipelineOptions,
   snapshotContext,
 } from "./pipeline-context.ts";
+import { adoptPlan, checkPlanRun } from "./plan-adoption.ts";
 import { reportDir, writeRunReport } from "./report.ts";
 import {
   type ClaimedRun,
@@ -90,7 +90,7 @@ export async function runPipeline(
 async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<PipelineResult> {
   const startedMs = Date.now();
   if (options.mode !== "plan") await settleUnfinishedWriters(deps, options);
-  if (options.run.plan) await checkPlanRun(deps, options.run.plan);
+  if (options.run.plan) await checkPlanRun(deps, options, options.run.plan);
   const resumeId = options.run.resume;
   // A signal heard while the schema was migrated or the lock taken: no run is claimed after it.
   throwIfStartupInterrupted(deps.signal, "while the command was starting");
@@ -149,43 +149,6 @@ async function readStages(
     waitForPlatform: waitPolicy(options.run.waitForPlatform, options.run.waitForPlatformS),
   });
   return { source: read.source, strategy: read.state.strategy, platformState: read.state };
-}
-
-/** apply --plan P: P must be a completed plan (checked before the new run names it parent). */
-async function checkPlanRun(deps: PipelineDeps, planRunId: string): Promise<void> {
-  const plan = await getRun(deps.handle.db, planRunId);
-  if (!plan) {
-    throw new UserError(`No plan run "${planRunId}". List runs with: controls-migrate runs`);
-  }
-  if (plan.mode !== "plan" || plan.status !== "completed") {
-    throw new UserError(
-      `--plan ${planRunId}: that run is a ${plan.status} ${plan.mode}, not a completed plan.`,
-    );
-  }
-}
-
-/**
- * apply --plan P: the new run takes P's candidates with a create to do and what P knew of them, and
- * journals P's creates; their state is re-read once the apply is confirmed (`executeConfirmed`).
- */
-async function adoptPlan(
-  deps: PipelineDeps,
-  runId: string,
-  planRunId: string,
-): Promise<SourceCounts> {
-  const db = deps.handle.db;
-  await copyPlanCreateCandidates(db, runId, planRunId);
-  const plan = await getRun(db, planRunId);
-  await computeFindings(db, runId, {
-    journalCreates: true,
-    journalDeletes: false,
-    unlistedHoldNoSellOnly: plan?.strategy === "filtered",
-  });
-  const candidates = await countCandidates(db, runId);
-  deps.logger.info(
-    `Loaded ${candidates} identities with a create to do from plan ${planRunId}; their state is re-read once the apply is confirmed, before anything is sent`,
-  );
-  return { rowsRead: candidates, candidates, anomalies: 0 };
 }
 
 /**
@@ -255,6 +218,7 @@ async function finish(
   const analyzed = options.mode === "plan" ? analyzeRunTables(db, "journal") : Promise.resolve();
   analyzed.catch(() => {}); // awaited below; a failure surfaces there
   const counts = { ...figures.findings, ...figures.outcomes };
+  const world = await runWorld(db, run.id);
   const built = buildRunSummary({
     runId: run.id,
     tally,
@@ -265,6 +229,7 @@ async function finish(
     strategy: run.strategy,
     platformState: run.platformState ?? null,
     source: run.source ?? { rowsRead: 0, candidates: 0, anomalies: 0 },
+    sourceRelation: world?.source?.relation ?? null,
     figures,
     metrics: deps.client.metrics(),
     changes,

@@ -5,6 +5,7 @@
 import { countNotFinal } from "../../db/journal/journal-queries.ts";
 import {
   countLimited,
+  countSuperseded,
   journalRevert,
   reopenLimited,
   revertsOf,
@@ -34,6 +35,12 @@ export async function revertableRun(deps: RevertDeps, ofRunId: string): Promise<
   if (run.status === "running" || left > 0) {
     throw new UserError(
       `Run ${run.id} is still going (${run.status}, ${left} actions not final): finish it first (controls-migrate ${run.mode} --resume ${run.id}) or give it up (controls-migrate discard ${run.id}), then revert it.`,
+    );
+  }
+  const superseded = await countSuperseded(db, run.id);
+  if (superseded > 0) {
+    throw new UserError(
+      `Run ${run.id} did not finish (${run.status}): a later apply or reconcile superseded ${superseded} of its actions and settled the rest, so what it created is now part of what later runs found and counted on; reverting it alone is refused. To lift the restrictions it made, clear the flags in the source and run controls-migrate reconcile --prune, which deletes the tool's own controls no flag calls for.`,
     );
   }
   return run;

@@ -56,3 +56,64 @@ export function bindingDifferences(recorded: Record<string, unknown>, now: RunBi
   }
   return out;
 }
+
+/**
+ * One key for a platform (issue 51): its API URL and token URL as given, normalised (scheme and
+ * host lower-cased, a default port and a trailing slash dropped), with the client id. Runs, plans,
+ * wait sightings and the cost model's estimates of one key are never used for another.
+ *
+ * @example
+ *   platformKey({ apiUrl: "HTTPS://Api.example:443/", tokenUrl: "https://auth.example/t", clientId: "c" })
+ *   // "https://api.example|https://auth.example/t|c"
+ */
+export function platformKey(p: {
+  readonly apiUrl: string;
+  readonly tokenUrl: string;
+  readonly clientId: string;
+}): string {
+  return [normalUrl(p.apiUrl), normalUrl(p.tokenUrl), p.clientId].join("|");
+}
+
+function normalUrl(text: string): string {
+  try {
+    const u = new URL(text);
+    const path = u.pathname.replace(/\/+$/, "");
+    return `${u.protocol}//${u.host}${path}${u.search}`;
+  } catch {
+    return text;
+  }
+}
+
+/** A source as a run resolved it (`SourceIdentity`), for comparison and messages. */
+export interface SourceResolved {
+  readonly relation: string | null;
+  readonly oid: string | null;
+  readonly database: string;
+}
+
+const sourceText = (s: SourceResolved) =>
+  s.relation === null
+    ? `no relation (in database ${s.database})`
+    : `${s.relation} (oid ${s.oid}, database ${s.database})`;
+
+/**
+ * The line naming both relations when this invocation's source resolves elsewhere than the
+ * recorded one; null when it is the same relation of the same database. `sameDatabase` says
+ * whether two database identities may be one database.
+ *
+ * @example
+ *   sourceDifference(was, now, (a, b) => a === b)
+ *   // "source relation: the run's public.identities (oid 16402, database …), this invocation's other.identities (…)"
+ */
+export function sourceDifference(
+  recorded: SourceResolved,
+  now: SourceResolved,
+  sameDatabase: (a: string, b: string) => boolean,
+): string | null {
+  const same =
+    recorded.relation === now.relation &&
+    recorded.oid === now.oid &&
+    sameDatabase(recorded.database, now.database);
+  if (same) return null;
+  return `source relation: the run's ${sourceText(recorded)}, this invocation's ${sourceText(now)}`;
+}

@@ -30,6 +30,7 @@ import {
 import { bindingDifferences, type RunBinding } from "./run-binding.ts";
 import { recordSettingChanges } from "./run-settings.ts";
 import { readRunFigures } from "./run-summary.ts";
+import { recordRunWorld, refuseResumeElsewhere } from "./run-world.ts";
 
 /** The outcome of the pending actions of a writer whose read never finished (none was sent). */
 export const READ_NOT_FINISHED = "read_not_finished";
@@ -142,6 +143,7 @@ export async function claimResumedRun(
 ): Promise<ClaimedRun> {
   const run = await resumableRun(deps, options, id);
   refuseOtherBinding(deps, options, run);
+  await refuseResumeElsewhere(deps, options, run.id);
   await claimRun(deps.handle.db, run.id);
   await recordSettingChanges(deps, run.id, deps.settingChanges ?? []);
   deps.onRunStarted?.(run.id);
@@ -172,6 +174,7 @@ export async function claimNewRun(deps: PipelineDeps, options: PipelineOptions):
     options: recordedOptions(deps, options),
     toolVersion: TOOL_VERSION,
   });
+  await recordRunWorld(deps, options, id);
   deps.onRunStarted?.(id); // before the line, so that a JSON log's first line of it has run_id
   deps.logger.info(`Run ${id} (${options.mode}) started`);
   return id;

@@ -154,6 +154,8 @@ export interface SummaryInput {
   /** How the platform's state was read (summary.json `platform_state`). */
   readonly platformState?: RunSummary["platform_state"];
   readonly source: SourceCounts;
+  /** The source relation as resolved at the run's start (`schema.table`); null: not recorded. */
+  readonly sourceRelation?: string | null;
   readonly figures: RunFigures;
   readonly metrics: ClientMetrics;
   readonly changes: RunSummary["changes"];
@@ -185,6 +187,7 @@ export function buildRunSummary(i: SummaryInput): Omit<RunSummary, "reports"> {
     strategy: i.strategy,
     platform_state: i.platformState ?? null,
     source: {
+      ...(i.sourceRelation ? { relation: i.sourceRelation } : {}),
       rows_read: i.source.rowsRead,
       candidates: i.source.candidates,
       anomalies: i.source.anomalies,
