@@ -25,13 +25,20 @@ function distance(a: string, b: string): number {
 }
 
 /**
- * The known flag closest to a mistyped one, if it is close enough to be what was meant.
+ * The known flag closest to a mistyped one, if it is close enough to be what was meant: a known
+ * flag the typed one is the tail of (`id-column` for `source-id-column`, a prefix left off, the
+ * shortest such flag), else the one within a small edit distance.
  *
  * @example
  *   closestFlag("api-ur", ["api-url", "token-url"]) // "api-url"
+ *   closestFlag("id-column", ["source-id-column"]) // "source-id-column"
  *   closestFlag("zzz", ["api-url"]) // undefined
  */
 export function closestFlag(typed: string, known: readonly string[]): string | undefined {
+  const prefixed = known
+    .filter((k) => k.endsWith(`-${typed}`))
+    .sort((a, b) => a.length - b.length)[0];
+  if (prefixed !== undefined && !known.includes(typed)) return prefixed;
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const k of known) {
