@@ -29,7 +29,7 @@ export const LAYERS: readonly Layer[] = Object.freeze([
   {
     name: "commands",
     paths: ["src/commands/"],
-    role: "one module per command (`discard.ts`, `version.ts` included); turns flags into config, opens resources, releases them; `run-command.ts` maps errors to exit codes (and `--json` error objects) and SIGINT to a cancel signal; `pipeline-wiring.ts` wires the pipeline to a platform client and progress (shared by plan/apply/reconcile and `demo`); `confirm-prompt.ts` the terminal confirmation; `usage-error.ts` what yargs refusals print",
+    role: "one module per command (`discard.ts`, `version.ts` included); turns flags into config, opens resources, releases them; `run-command.ts` maps errors to exit codes (and `--json` error objects) and SIGINT to a cancel signal; `pipeline-wiring.ts` wires the pipeline to a platform client and progress (shared by plan/apply/reconcile and `demo`); `confirm-prompt.ts` the terminal confirmation; `usage-error.ts` what yargs refusals print (and retired commands, refused before yargs parses); `exit-codes.ts` the exit codes each command can return, written once for its `--help`, the top-level help and README's table (`exit-codes-readme.ts`, `npm run docs:exit-codes`)",
     mayImport: ["config", "contract", "db", "migration", "platform", "reports", "base"],
   },
   {

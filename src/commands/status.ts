@@ -19,6 +19,7 @@ import type { Logger } from "../log.ts";
 import { readFreshStatus } from "../migration/steer/local-channel.ts";
 import type { RunStatusView } from "../migration/steer/run-status.ts";
 import { renderRunStatus } from "../reports/run-status-text.ts";
+import { exitCodesEpilogue } from "./exit-codes.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
 
 const WATCH_EVERY_MS = 2_000;
@@ -167,9 +168,7 @@ export const statusCommand: CommandModule = {
       .example("$0 status", "The latest apply/reconcile/revert")
       .example("$0 status --watch", "Refresh every 2 s until it ends")
       .example("$0 status 20261122-101500-cd34 --json", "One JSON object, for scripts")
-      .epilogue(
-        "Exit codes: 0 shown, 1 no such run or no database, 130 watching stopped by Ctrl-C.",
-      ),
+      .epilogue(exitCodesEpilogue("status")),
   // Ctrl-C ends the watching only: nothing of the run's is stopped, so nothing says it is.
   handler: (argv) =>
     runCommand(argv as ConfigArgv, status, {

@@ -97,6 +97,20 @@ export interface HelpSource {
 }
 
 /**
+ * A retired command is refused before yargs parses, so that `sandbox --help` says where the
+ * command went and exits 1 rather than printing the top-level help with exit 0.
+ */
+export function refuseRetired(args: readonly string[]): void {
+  const message = retiredCommandHint(args);
+  if (message === undefined) return;
+  if (args.includes("--json")) {
+    process.stdout.write(`${JSON.stringify({ error: { message, exit_code: ExitCode.failed } })}\n`);
+  }
+  process.stderr.write(`Error: ${message}\n`);
+  process.exit(ExitCode.failed);
+}
+
+/**
  * The yargs `.fail()` handler. yargs' own parse errors are usage errors; any other error is a bug
  * and is rethrown.
  */
