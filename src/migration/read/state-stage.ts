@@ -109,7 +109,8 @@ export async function readPlatformState(
     rate: ctx.listing.rate,
     prune: opts.prune,
   });
-  logger.info(`Reading platform state with the ${choice.strategy} strategy (${choice.reason})`);
+  logger.info(`Reading platform state with the ${choice.strategy} strategy: ${choice.short}`);
+  logger.debug(`Platform state strategy: ${choice.reason}`);
 
   const strategy = choice.strategy;
   const journal = {
