@@ -107,10 +107,16 @@ for (const backend of backends) {
         listed.some((r) => r.id === planId && r.status === "completed"),
         runs.stdout,
       );
-      assert.ok(
-        listed.some((r) => r.mode === "apply" && r.status === "running"),
-        runs.stdout,
-      );
+      const running = listed.find((r) => r.mode === "apply" && r.status === "running");
+      assert.ok(running, runs.stdout);
+      // Its counts so far, read from its findings and journal: one finding per flagged identity
+      // at least, and the creates it sent or has yet to send.
+      const counts = running.counts as Record<string, number>;
+      assert.ok((counts.missing_client_control ?? 0) > 0, runs.stdout);
+      const actions = Object.entries(counts)
+        .filter(([k]) => /^(pending|in_flight|succeeded|failed|ambiguous|skipped)(:|$)/.test(k))
+        .reduce((a, [, n]) => a + n, 0);
+      assert.equal(actions, counts.missing_client_control, runs.stdout);
 
       assert.equal(show.code, 0, show.stderr);
       assert.equal(JSON.parse(show.stdout).identity_id, flagged[0]);
