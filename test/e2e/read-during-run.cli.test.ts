@@ -183,6 +183,17 @@ for (const backend of backends) {
       assert.equal(report.code, 0, report.stderr);
       assert.ok(existsSync(join(again, "report.html")), "report.html written");
       assert.equal(status.code, 0, status.stderr);
+      // The plan by its id: status names its stage and shows no actions before there are any.
+      const planRun = listed.find((r) => r.mode === "plan" && r.status === "running");
+      const [staged, text] = await Promise.all([
+        cli(["status", planRun.id, "--json"]),
+        cli(["status", planRun.id]),
+      ]);
+      assert.equal(staged.code, 0, staged.stderr);
+      assert.equal(JSON.parse(staged.stdout).stage, "reading the platform", staged.stdout);
+      assert.match(text.stdout, /plan, running \(reading the platform\)/, text.stdout);
+      assert.match(text.stdout, /Actions: none yet/, text.stdout);
+      assert.doesNotMatch(text.stdout, /Writes: flowing|ETA/, text.stdout);
 
       reading.kill("SIGINT");
       const stopped = await run;

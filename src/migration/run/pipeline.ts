@@ -21,6 +21,7 @@ import { reverifyPending } from "../execute/reverify.ts";
 import type { SourceCounts } from "../read/source-stage.ts";
 import { type PlatformStateSummary, readPlatformState } from "../read/state-stage.ts";
 import { ReadStageChannel } from "../steer/read-stage-channel.ts";
+import { noteStage } from "../steer/run-stage.ts";
 import { closingStatus, exitCodeFor } from "./exit-code.ts";
 import {
   executorContext,
@@ -124,6 +125,7 @@ async function readNewRun(
   runId: string,
 ): Promise<ReadRun> {
   const { source, strategy, platformState } = await readStages(deps, options, runId);
+  await noteStage(deps.handle.db, runId, "classifying");
   // An adopted plan's state is re-read after the confirmation: its delta is not this run's.
   if (options.mode !== "plan" && !options.run.plan) {
     await assessWorld(deps, options, runId, strategy);
@@ -248,6 +250,7 @@ async function finish(
   startedMs: number,
 ): Promise<PipelineResult> {
   const db = deps.handle.db;
+  await noteStage(db, run.id, "reporting");
   const { figures, tally, changes } = await finalTally(deps, options, run.id);
   // The books are checked before the exit code is chosen: exit 0 promises they balance.
   const prune = options.mode === "reconcile" && options.run.prune;

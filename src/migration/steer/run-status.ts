@@ -73,6 +73,8 @@ export function runStatusView(
     host: run.host,
     started_at: run.started_at.toISOString(),
     heartbeat_at: run.heartbeat_at?.toISOString() ?? null,
+    // The stage stays true however old the note: it is written at each change, not each second.
+    stage: running ? (live?.stage ?? stored?.stage ?? null) : null,
     heartbeat_age_s: run.heartbeat_at
       ? Math.max(0, Math.round((now.getTime() - run.heartbeat_at.getTime()) / 1000))
       : null,
