@@ -11,7 +11,13 @@ import type { SteerMark } from "./timeline-chart.ts";
 
 /** Findings by category: a plan's counts, or a writer's before → after. */
 export function findingsChart(s: RunSummary): SafeHtml {
-  const kinds = Object.keys(s.findings);
+  // A revert classifies nothing: it undoes a run's actions. Only kinds it holds are shown.
+  const kinds = Object.keys(s.findings).filter(
+    (k) => s.mode !== "revert" || (s.findings[k] ?? 0) > 0 || (s.findings_left?.[k] ?? 0) > 0,
+  );
+  if (kinds.length === 0) {
+    return html`<h3>Findings</h3><p id="findings-chart" class="muted">None: a revert classifies no findings; it undoes the actions of run ${s.revert?.of_run_id ?? "it names"}.</p>`;
+  }
   if (s.mode === "plan" || !s.findings_left) {
     const bars: Bar[] = kinds.map((k) => ({
       label: k,
