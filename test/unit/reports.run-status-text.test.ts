@@ -62,6 +62,22 @@ describe("status as text", () => {
     assert.match(text, /Writes: flowing\./);
   });
 
+  it("shows no write rate once the run reports, whatever its last report said", () => {
+    const counts = { ...none, succeeded: 100 };
+    const report = {
+      rate_per_s: 90,
+      rate_budget: 40,
+      paused: false,
+      held_by: [],
+      requests: { rate_limited: 0, retries: 0, ambiguous: 0 },
+      stage: "reporting",
+    };
+    const control: StatusControl = { report, reported_at: now, paused: false, rate_budget: null };
+    const view = runStatusView(run, counts, control, now);
+    assert.equal(view.rate_per_s, 0);
+    assert.match(renderRunStatus(view), /running \(reporting\);[\s\S]*Writes: done/);
+  });
+
   it("counts ambiguous outcomes once, the journal's, after an interrupted run", () => {
     const counts = { ...none, pending: 5, ambiguous: 1, succeeded: 4 };
     const report = {
