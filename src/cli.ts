@@ -13,12 +13,14 @@ import { asksVersionOnly, TOOL_VERSION } from "./version.ts";
 
 export async function main(args: string[]): Promise<void> {
   // The options table and its yargs rendering only: the loaders (and zod) come with a command.
-  const [{ default: yargs }, { commandsFor }, usage, config] = await Promise.all([
+  const [{ default: yargs }, { commandsFor }, usage, config, exits] = await Promise.all([
     import("yargs"),
     import("./commands/index.ts"),
     import("./commands/usage-error.ts"),
     import("./config/help-entry.ts"),
+    import("./commands/exit-codes.ts"),
   ]);
+  usage.refuseRetired(args);
   let parser = config
     .withOptions(
       yargs(args)
@@ -38,16 +40,14 @@ export async function main(args: string[]): Promise<void> {
     .help()
     .alias("h", "help")
     .version(TOOL_VERSION)
-    .alias("v", "version")
-    .alias("V", "version")
+    // One line in --help for the three spellings (two alias calls print two lines).
+    .alias("version", ["v", "V"])
     .completion(
       "completion",
       "Print the shell completion script (bash, zsh): controls-migrate completion >> ~/.bashrc",
     )
     .wrap(config.helpWidth(process.stdout.columns))
-    .epilogue(
-      "Exit codes: 0 done/in sync, 1 failed or refused, 2 findings to report, 3 some actions failed, 130 interrupted.\nDocs: README.md",
-    )
+    .epilogue(`${exits.topLevelExitCodes()}\nDocs: README.md`)
     .fail((msg, err, y) => usage.failUsage(args, msg, err, y));
   for (const c of await commandsFor(args)) parser = parser.command(c);
   skipHelpCache(parser);

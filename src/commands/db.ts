@@ -12,6 +12,7 @@ import { migrateToLatest } from "../db/connection/migrate.ts";
 import { TOOL_SCHEMA } from "../db/schema.ts";
 import { type SeedResult, seedSource } from "../db/source/seed.ts";
 import { ExitCode } from "../errors.ts";
+import { exitCodesEpilogue } from "./exit-codes.ts";
 import { runCommand } from "./run-command.ts";
 import { NAME_A_DB_COMMAND } from "./usage-error.ts";
 
@@ -29,7 +30,8 @@ const migrateCommand: CommandModule = {
       .example(
         "$0 db migrate --database-url postgres://user@host/db",
         "Migrate a PostgreSQL database",
-      ),
+      )
+      .epilogue(exitCodesEpilogue("db migrate")),
   handler: (argv) =>
     runCommand(argv as ConfigArgv, async ({ global, logger }) => {
       const handle = await openDatabase(global, logger);
@@ -70,7 +72,8 @@ const seedCommand: CommandModule = {
       .example(
         "$0 db seed --identities 1000000 --database-url postgres://user@host/db",
         "A million rows on PostgreSQL",
-      ),
+      )
+      .epilogue(exitCodesEpilogue("db seed")),
   handler: (argv) =>
     runCommand(argv as ConfigArgv, async ({ argv, global, logger, signal }) => {
       const source = loadSourceConfig(argv);

@@ -12,6 +12,7 @@ import { discardRun } from "../migration/run/run-discard.ts";
 import { createProgress } from "../migration/steer/progress.ts";
 import { createPlatformClient, READ_SCOPES } from "../platform/index.ts";
 import { askOnTerminal } from "./confirm-prompt.ts";
+import { exitCodesEpilogue } from "./exit-codes.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
 
 async function discard(ctx: CommandContext): Promise<number> {
@@ -78,6 +79,6 @@ export const discardCommand: CommandModule = {
     )
       .example("$0 discard 20261122-101500-cd34", "Asks for confirmation on a terminal")
       .example("$0 discard 20261122-101500-cd34 --yes", "In a script")
-      .epilogue("Exit codes: 0 discarded, 1 refused (unknown run, still in doubt, not confirmed)."),
+      .epilogue(exitCodesEpilogue("discard")),
   handler: (argv) => runCommand(argv as ConfigArgv, discard),
 };

@@ -22,6 +22,7 @@ import { claimReportDir } from "../reports/report-files.ts";
 import { renderSummaryTable } from "../reports/summary.ts";
 import { logSummary } from "../reports/summary-log.ts";
 import { askOnTerminal, confirmationQuestion } from "./confirm-prompt.ts";
+import { exitCodesEpilogue } from "./exit-codes.ts";
 import { runWiredPipeline } from "./pipeline-wiring.ts";
 import { resumeConfigs, resumeFlags } from "./resume-settings.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
@@ -118,9 +119,7 @@ export const planCommand: CommandModule = {
         "$0 plan --state bulk --all --out audit/",
         "List every identity (1000 a page) and keep in_sync rows",
       )
-      .epilogue(
-        "Exit codes: 0 nothing to do or report, 2 findings to act on or report, 1 the run failed.",
-      ),
+      .epilogue(exitCodesEpilogue("plan")),
   handler: (argv) => runCommand(argv as ConfigArgv, (ctx) => pipelineHandler("plan", ctx)),
 };
 
@@ -145,9 +144,7 @@ export const applyCommand: CommandModule = {
         "$0 apply --resume 20261122-101500-cd34 --yes",
         "Continue a run that crashed or was interrupted",
       )
-      .epilogue(
-        "Exit codes: 0 every action succeeded, 3 some failed (see the report; a re-run retries them), 1 aborted, 130 interrupted (resume it).",
-      ),
+      .epilogue(exitCodesEpilogue("apply")),
   handler: (argv) => runCommand(argv as ConfigArgv, (ctx) => pipelineHandler("apply", ctx)),
 };
 
@@ -169,8 +166,6 @@ export const reconcileCommand: CommandModule = {
         "$0 reconcile --prune --yes",
         "Also remove client SELL_ONLY controls whose user_disabled was cleared",
       )
-      .epilogue(
-        "Exit codes: 0 in sync afterwards, 2 report-only findings remain, 3 some actions failed, 1 aborted.",
-      ),
+      .epilogue(exitCodesEpilogue("reconcile")),
   handler: (argv) => runCommand(argv as ConfigArgv, (ctx) => pipelineHandler("reconcile", ctx)),
 };

@@ -17,6 +17,7 @@ import { createProgress } from "../migration/steer/progress.ts";
 import { createPlatformClient, WRITE_SCOPES } from "../platform/index.ts";
 import { renderSummaryTable } from "../reports/summary.ts";
 import { askOnTerminal, limitedWrites } from "./confirm-prompt.ts";
+import { exitCodesEpilogue } from "./exit-codes.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
 
 /** The revert's question: exactly what this invocation deletes and creates (under `--limit`). */
@@ -115,8 +116,6 @@ export const revertCommand: CommandModule = {
         "$0 revert 20261122-101500-cd34 --resume 20261123-080000-ef56 --yes",
         "Continue a revert that crashed, was interrupted or was limited",
       )
-      .epilogue(
-        "Exit codes: 0 reverted, 3 some actions failed (see the report), 1 refused (a revert, a run still going, already reverted), 130 interrupted (resume it).",
-      ),
+      .epilogue(exitCodesEpilogue("revert")),
   handler: (argv) => runCommand(argv as ConfigArgv, revert),
 };

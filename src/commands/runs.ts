@@ -9,6 +9,7 @@ import {
   yargsOptions,
 } from "../config.ts";
 import { checkReportDir, reportDir } from "../migration/run/report.ts";
+import { exitCodesEpilogue } from "./exit-codes.ts";
 import { runReadCommand } from "./read-command.ts";
 import { runCommand } from "./run-command.ts";
 
@@ -19,7 +20,8 @@ export const runsCommand: CommandModule = {
   builder: (y: Argv) =>
     withOptions(y, runsOptions, "Runs:")
       .example("$0 runs --limit 5", "The five latest runs")
-      .example("$0 runs --json", "As JSON lines"),
+      .example("$0 runs --json", "As JSON lines")
+      .epilogue(exitCodesEpilogue("runs")),
   handler: (argv) =>
     runCommand(argv as ConfigArgv, ({ global, logger, argv: a }) =>
       runReadCommand(global, logger, {
@@ -41,7 +43,8 @@ export const reportCommand: CommandModule = {
         describe: "The run, as listed by `controls-migrate runs`.",
       })
       .options(yargsOptions(reportOptions))
-      .example("$0 report 20261122-101500-ab12 --out /tmp/r", "Rewrite a run's report elsewhere"),
+      .example("$0 report 20261122-101500-ab12 --out /tmp/r", "Rewrite a run's report elsewhere")
+      .epilogue(exitCodesEpilogue("report")),
   handler: (argv) =>
     runCommand(argv as ConfigArgv, async ({ global, logger, argv: a }) => {
       const { out, all } = loadReportConfig(a);

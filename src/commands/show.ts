@@ -1,5 +1,6 @@
 import type { Argv, CommandModule } from "yargs";
 import { type Argv as ConfigArgv, loadShowConfig, showOptions, withOptions } from "../config.ts";
+import { exitCodesEpilogue } from "./exit-codes.ts";
 import { runReadCommand } from "./read-command.ts";
 import { runCommand } from "./run-command.ts";
 
@@ -21,7 +22,8 @@ export const showCommand: CommandModule = {
       .example(
         "$0 show 5b3c0e1e-8f7a-4c1e-9d2b-2f0c7a1d9e44 --before 20261122-101500-ab12",
         "The runs before that one (the next page)",
-      ),
+      )
+      .epilogue(exitCodesEpilogue("show")),
   handler: (argv) =>
     runCommand(argv as ConfigArgv, ({ global, logger, argv: a }) => {
       const { limit, before } = loadShowConfig(a);

@@ -19,6 +19,7 @@ import type { Logger } from "../log.ts";
 import { readFreshStatus } from "../migration/steer/local-channel.ts";
 import type { RunStatusView } from "../migration/steer/run-status.ts";
 import { renderRunStatus } from "../reports/run-status-text.ts";
+import { exitCodesEpilogue } from "./exit-codes.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
 
 const WATCH_EVERY_MS = 2_000;
@@ -39,15 +40,23 @@ class StatusReader {
     this.runId = runId;
   }
 
+  /** PGlite: the running process's status file, when it is fresh and of the run asked for. */
+  #live(): RunStatusView | undefined {
+    if (this.global.databaseUrl) return undefined;
+    const live = readFreshStatus(this.global.dataDir);
+    return live && (!this.runId || live.run_id === this.runId)
+      ? (live as unknown as RunStatusView)
+      : undefined;
+  }
+
   async read(): Promise<RunStatusView> {
-    if (!this.global.databaseUrl) {
-      const live = readFreshStatus(this.global.dataDir);
-      if (live && (!this.runId || live.run_id === this.runId))
-        return live as unknown as RunStatusView;
-    }
+    const live = this.#live();
+    if (live) return live;
     const once = this.global.databaseUrl && !this.#handle ? await this.#readOnce() : undefined;
     if (once) return once;
-    const handle = await this.#open();
+    const opened = await this.#open();
+    if (!("db" in opened)) return opened;
+    const handle = opened;
     const { getRun, latestWriterRun } = await import("../db/journal/run-queries.ts");
     const { readRunStatus } = await import("../migration/steer/run-status.ts");
     const run = this.runId ? await getRun(handle.db, this.runId) : await latestWriterRun(handle.db);
@@ -88,10 +97,11 @@ class StatusReader {
     return runStatusView(read.run, read.counts, read.control, new Date());
   }
 
-  async #open(): Promise<DatabaseHandle> {
+  async #open(): Promise<DatabaseHandle | RunStatusView> {
     if (this.#handle) return this.#handle;
     const { ensureSchema } = await import("../db/connection/migrate.ts");
     const handle = await this.#openSoon();
+    if (!("db" in handle)) return handle;
     try {
       await ensureSchema(handle.db, this.logger);
     } catch (err) {
@@ -104,9 +114,10 @@ class StatusReader {
 
   /**
    * PGlite: a run that just stopped writing still holds the data folder while it closes (its status
-   * file is gone by then); wait a little for it rather than fail.
+   * file is gone by then), or hands its status file from one stage's server to the next; wait a
+   * little for the folder or for the file to come back, rather than fail.
    */
-  async #openSoon(): Promise<DatabaseHandle> {
+  async #openSoon(): Promise<DatabaseHandle | RunStatusView> {
     const deadline = Date.now() + (this.global.databaseUrl ? 0 : CLOSING_WAIT_MS);
     const { openDatabase } = await import("../db/connection/connect.ts");
     for (;;) {
@@ -115,6 +126,8 @@ class StatusReader {
       } catch (err) {
         if (!(err instanceof UserError) || Date.now() >= deadline) throw err;
         await sleep(250);
+        const live = this.#live();
+        if (live) return live;
       }
     }
   }
@@ -167,9 +180,7 @@ export const statusCommand: CommandModule = {
       .example("$0 status", "The latest apply/reconcile/revert")
       .example("$0 status --watch", "Refresh every 2 s until it ends")
       .example("$0 status 20261122-101500-cd34 --json", "One JSON object, for scripts")
-      .epilogue(
-        "Exit codes: 0 shown, 1 no such run or no database, 130 watching stopped by Ctrl-C.",
-      ),
+      .epilogue(exitCodesEpilogue("status")),
   // Ctrl-C ends the watching only: nothing of the run's is stopped, so nothing says it is.
   handler: (argv) =>
     runCommand(argv as ConfigArgv, status, {

@@ -28,6 +28,7 @@ import { ExitCode, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { readFreshStatus, sendLocalRequest } from "../migration/steer/local-channel.ts";
 import { describeChange } from "../migration/steer/steering-words.ts";
+import { exitCodesEpilogue } from "./exit-codes.ts";
 import { type CommandContext, runCommand } from "./run-command.ts";
 
 /** How long a command waits for the running process to say it applied the change. */
@@ -123,7 +124,7 @@ export const pauseCommand: CommandModule = {
   builder: (y: Argv) =>
     runIdPositional(y)
       .example("$0 pause", "Pause the run going on this database")
-      .epilogue("Exit codes: 0 paused (or recorded), 1 no such running run."),
+      .epilogue(exitCodesEpilogue("pause")),
   handler: (argv) =>
     runCommand(argv as ConfigArgv, (ctx) => steer(ctx, { kind: "pause" }, optionalRunId(ctx.argv))),
 };
@@ -135,7 +136,7 @@ export const continueCommand: CommandModule = {
   builder: (y: Argv) =>
     runIdPositional(y)
       .example("$0 continue", "The run going on this database writes again")
-      .epilogue("Exit codes: 0 continued (or recorded), 1 no such running run."),
+      .epilogue(exitCodesEpilogue("continue")),
   handler: (argv) =>
     runCommand(argv as ConfigArgv, (ctx) =>
       steer(ctx, { kind: "continue" }, optionalRunId(ctx.argv)),
@@ -160,9 +161,7 @@ export const setRateCommand: CommandModule = {
     )
       .example("$0 set-rate 5", "Slow the running run down to 5 writes/s")
       .example("$0 set-rate 20261122-101500-cd34 40", "Name the run")
-      .epilogue(
-        "Exit codes: 0 changed (or recorded), 1 refused (above the limit, no running run).",
-      ),
+      .epilogue(exitCodesEpilogue("set-rate")),
   handler: (argv) =>
     runCommand(argv as ConfigArgv, (ctx) => {
       const first = String(ctx.argv["run-id-or-rate"]);

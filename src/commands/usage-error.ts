@@ -25,13 +25,20 @@ function distance(a: string, b: string): number {
 }
 
 /**
- * The known flag closest to a mistyped one, if it is close enough to be what was meant.
+ * The known flag closest to a mistyped one, if it is close enough to be what was meant: a known
+ * flag the typed one is the tail of (`id-column` for `source-id-column`, a prefix left off, the
+ * shortest such flag), else the one within a small edit distance.
  *
  * @example
  *   closestFlag("api-ur", ["api-url", "token-url"]) // "api-url"
+ *   closestFlag("id-column", ["source-id-column"]) // "source-id-column"
  *   closestFlag("zzz", ["api-url"]) // undefined
  */
 export function closestFlag(typed: string, known: readonly string[]): string | undefined {
+  const prefixed = known
+    .filter((k) => k.endsWith(`-${typed}`))
+    .sort((a, b) => a.length - b.length)[0];
+  if (prefixed !== undefined && !known.includes(typed)) return prefixed;
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const k of known) {
@@ -87,6 +94,20 @@ export function unknownCommand(message: string, args: readonly string[]): string
 /** The parts of a yargs instance the failure handler uses (the usage object yargs hands it). */
 export interface HelpSource {
   showHelp(print: (help: string) => void): unknown;
+}
+
+/**
+ * A retired command is refused before yargs parses, so that `sandbox --help` says where the
+ * command went and exits 1 rather than printing the top-level help with exit 0.
+ */
+export function refuseRetired(args: readonly string[]): void {
+  const message = retiredCommandHint(args);
+  if (message === undefined) return;
+  if (args.includes("--json")) {
+    process.stdout.write(`${JSON.stringify({ error: { message, exit_code: ExitCode.failed } })}\n`);
+  }
+  process.stderr.write(`Error: ${message}\n`);
+  process.exit(ExitCode.failed);
 }
 
 /**

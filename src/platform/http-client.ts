@@ -189,7 +189,7 @@ export class HttpClient {
       this.#rateLimited(key, spec.template, outcome.retryAfter, call.attempts);
       return AGAIN;
     }
-    return statusError(this.#d.redactor, key, spec, outcome, call.replayed);
+    return statusError(this.#d.redactor, key, spec, outcome, call.replayed, this.#d.config.apiUrl);
   }
 
   /** A failed attempt: thrown when it may not or need not be repeated, else a backoff wait. */

@@ -5,7 +5,7 @@ import { escapeInvisible as visible } from "../visible-text.ts";
 
 /** What only the running process knows, reported once a second. */
 export interface LiveReport {
-  /** Actions finished per second over the last minute (or since writing began). */
+  /** Actions finished per second over the last 10 s (or since writing began). */
   readonly rate_per_s: number;
   /** Writes are held (pause, throttle file, time window). */
   readonly paused: boolean;
@@ -18,6 +18,8 @@ export interface LiveReport {
     readonly retries: number;
     readonly ambiguous: number;
   };
+  /** The run's stage (`reading the source`, ..., `writing`, `reporting`); absent from older runs. */
+  readonly stage?: string;
 }
 
 /** `status --json`: one object per run. */
@@ -31,6 +33,8 @@ export interface RunStatusView {
   readonly started_at: string;
   readonly heartbeat_at: string | null;
   readonly heartbeat_age_s: number | null;
+  /** What a running run is doing: reading the source, the platform, classifying, writing, reporting. */
+  readonly stage: string | null;
   readonly actions: {
     readonly total: number;
     /** Final: succeeded, failed or skipped. */
@@ -43,9 +47,9 @@ export interface RunStatusView {
     readonly skipped: number;
   };
   /**
-   * Actions finished per second over the last minute, never above `rate_budget` (the minute's
-   * average of a budget just lowered is shown as the budget: no more can be sent); 0 when the
-   * run is not running.
+   * Actions finished per second over the last 10 s, as the progress line shows it, never above
+   * `rate_budget` (the window's average of a budget just lowered is shown as the budget: no more
+   * can be sent); 0 when the run is not running.
    */
   readonly rate_per_s: number;
   /** Seconds until the actions left are done at the current rate; null while held or idle. */
@@ -66,24 +70,48 @@ function duration(s: number): string {
   return `${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min`;
 }
 
+/** The writes line: held, flowing, not yet (a stage before writing), or none (not running). */
+function writesLine(v: RunStatusView, before: boolean): string {
+  if (v.status !== "running") return "Writes: none (the run is not running).";
+  if (v.paused) return `Writes: HELD: ${v.held_by.map((h) => visible(h)).join("; ") || "paused"}.`;
+  if (before) return `Writes: none yet (the run is ${v.stage}).`;
+  return v.stage === "reporting" ? "Writes: done; the run writes its report." : "Writes: flowing.";
+}
+
+/** True while a running run is in a stage before its writes, with no action journaled yet. */
+const beforeWrites = (v: RunStatusView): boolean =>
+  v.status === "running" &&
+  v.actions.total === 0 &&
+  v.stage !== null &&
+  v.stage !== "writing" &&
+  v.stage !== "reporting";
+
 /**
+ * `status` as text. Before a run has actions (reading, classifying) it names the stage and shows
+ * no action counts, rate or ETA; ambiguous outcomes are counted once, the journal's.
+ *
  * @example
- *   renderRunStatus(view) // "Run 20261122-101500-cd34: apply, running ..."
+ *   renderRunStatus(view) // "Run 20261122-101500-cd34: apply, running (writing) ..."
  */
 export function renderRunStatus(v: RunStatusView): string {
   const a = v.actions;
   const live = v.status === "running";
-  const writes = !live
-    ? "Writes: none (the run is not running)."
-    : v.paused
-      ? `Writes: HELD: ${v.held_by.map((h) => visible(h)).join("; ") || "paused"}.`
-      : "Writes: flowing.";
+  const before = beforeWrites(v);
   const eta = v.eta_s === null ? (live ? "unknown while held or idle" : "-") : duration(v.eta_s);
+  const stage = live && v.stage ? ` (${v.stage})` : "";
+  const head = `Run ${v.run_id}: ${v.mode}${v.dry_run ? " (dry run)" : ""}, ${v.status}${stage}; pid ${v.pid} on ${visible(v.host)}, started ${v.started_at}, heartbeat ${ago(v.heartbeat_age_s)}.`;
+  const body = before
+    ? [
+        `Actions: none yet (journaled once the platform's state is classified); write budget ${v.rate_budget} requests/s.`,
+      ]
+    : [
+        `Actions: ${a.done} / ${a.total} done (${a.succeeded} succeeded, ${a.failed} failed, ${a.skipped} skipped); ${a.pending} pending, ${a.in_flight} in flight, ${a.ambiguous} ambiguous.`,
+        `Rate: ${v.rate_per_s} writes/s over the last 10 s; budget ${v.rate_budget} requests/s; ETA ${eta}.`,
+      ];
   return [
-    `Run ${v.run_id}: ${v.mode}${v.dry_run ? " (dry run)" : ""}, ${v.status}; pid ${v.pid} on ${visible(v.host)}, started ${v.started_at}, heartbeat ${ago(v.heartbeat_age_s)}.`,
-    `Actions: ${a.done} / ${a.total} done (${a.succeeded} succeeded, ${a.failed} failed, ${a.skipped} skipped); ${a.pending} pending, ${a.in_flight} in flight, ${a.ambiguous} ambiguous.`,
-    `Rate: ${v.rate_per_s} writes/s over the last minute; budget ${v.rate_budget} requests/s; ETA ${eta}.`,
-    `Requests so far: ${v.requests.rate_limited} answered 429, ${v.requests.retries} retries, ${v.requests.ambiguous} ambiguous outcomes.`,
-    writes,
+    head,
+    ...body,
+    `Requests so far: ${v.requests.rate_limited} answered 429, ${v.requests.retries} retries.`,
+    writesLine(v, before),
   ].join("\n");
 }

@@ -3,6 +3,8 @@
  * marked running whose heartbeat is older than a minute is shown as stale: its process is
  * probably gone (killed, machine down), and the next apply/reconcile will close it.
  */
+import type { ActionStatus } from "../db/schema.ts";
+import { ExitCode } from "../errors.ts";
 
 /** A run as the listing needs it (a `runs` row). */
 export interface RunListing {
@@ -14,6 +16,27 @@ export interface RunListing {
   readonly heartbeat_at: Date | null;
   readonly error: string | null;
   readonly counts: Record<string, number> | null;
+}
+
+/** An action's statuses: a count keyed by one of them (alone or as `status:outcome`) is an outcome. */
+const ACTION_STATUSES: ReadonlySet<string> = new Set<ActionStatus>([
+  "pending",
+  "in_flight",
+  "succeeded",
+  "failed",
+  "ambiguous",
+  "skipped",
+]);
+
+/** True for a count of actions (`pending`, `succeeded:created`), false for a finding kind. */
+export const isOutcomeKey = (k: string): boolean => ACTION_STATUSES.has(k.split(":")[0]!);
+
+/**
+ * The exit code shown: the one recorded, or 130 for an interrupted run no process closed (a forced
+ * second Ctrl-C, a kill, a lost database: a later command marked it), as README's exit codes say.
+ */
+export function shownExitCode(r: Pick<RunListing, "status" | "exit_code">): number | null {
+  return r.exit_code ?? (r.status === "interrupted" ? ExitCode.interrupted : null);
 }
 
 /** A running run whose heartbeat is older than this is shown as stale. */
@@ -32,7 +55,8 @@ const oneLine = (s: string) => s.replace(/\s+/g, " ").trim();
 
 /**
  * A run's counts split in two cells: findings (`kind=n`, in `findingOrder`, then any other kind by
- * name) and outcomes (`status:outcome=n`, by name). Zeros are left out; an empty cell is `-`.
+ * name) and outcomes (`status:outcome=n` or `status=n` for actions without an outcome, such as
+ * `pending` and `ambiguous`, by name). Zeros are left out; an empty cell is `-`.
  *
  * @example
  *   countCells({ in_sync: 2, "succeeded:created": 1 }, ["in_sync"]) // ["in_sync=2", "succeeded:created=1"]
@@ -47,10 +71,10 @@ export function countCells(
   };
   const entries = Object.entries(counts ?? {}).filter(([, v]) => v > 0);
   const findings = entries
-    .filter(([k]) => !k.includes(":"))
+    .filter(([k]) => !isOutcomeKey(k))
     .sort(([a], [b]) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
   const outcomes = entries
-    .filter(([k]) => k.includes(":"))
+    .filter(([k]) => isOutcomeKey(k))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const cell = (list: [string, number][]) => list.map(([k, v]) => `${k}=${v}`).join(" ") || "-";
   return [cell(findings), cell(outcomes)];
@@ -82,7 +106,7 @@ export function renderRunsTable(
     r.id,
     r.mode,
     shownStatus(r, now),
-    r.exit_code === null ? "-" : String(r.exit_code),
+    String(shownExitCode(r) ?? "-"),
     r.started_at.toISOString().slice(0, 19).replace("T", " "),
     r.error ? clip(oneLine(r.error)) : "-",
     ...countCells(r.counts, findingOrder),

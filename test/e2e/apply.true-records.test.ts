@@ -169,6 +169,11 @@ backends.forEach((backend) => {
         ),
       );
       assert.deepEqual(ofActions, row.journal, "the run's action counts are its journal's");
+      // `runs` shows the exit the process made (130) and keeps the action counts out of FINDINGS.
+      const line = listed.stdout.split("\n").find((l) => l.startsWith(runId)) ?? "";
+      const cells = line.split(/ {2,}/);
+      assert.equal(cells[3], "130", line);
+      assert.doesNotMatch(cells.at(-2) ?? "", /pending|ambiguous|succeeded/, line);
       assert.ok(
         (row.counts["succeeded:created"] ?? 0) > closed,
         `more than the ${closed} of the first close`,

@@ -109,10 +109,16 @@ for (const backend of backends) {
         listed.some((r) => r.id === planId && r.status === "completed"),
         runs.stdout,
       );
-      assert.ok(
-        listed.some((r) => r.mode === "apply" && r.status === "running"),
-        runs.stdout,
-      );
+      const running = listed.find((r) => r.mode === "apply" && r.status === "running");
+      assert.ok(running, runs.stdout);
+      // Its counts so far, read from its findings and journal: one finding per flagged identity
+      // at least, and the creates it sent or has yet to send.
+      const counts = running.counts as Record<string, number>;
+      assert.ok((counts.missing_client_control ?? 0) > 0, runs.stdout);
+      const actions = Object.entries(counts)
+        .filter(([k]) => /^(pending|in_flight|succeeded|failed|ambiguous|skipped)(:|$)/.test(k))
+        .reduce((a, [, n]) => a + n, 0);
+      assert.equal(actions, counts.missing_client_control, runs.stdout);
 
       assert.equal(show.code, 0, show.stderr);
       assert.equal(JSON.parse(show.stdout).identity_id, flagged[0]);
@@ -179,6 +185,17 @@ for (const backend of backends) {
       assert.equal(report.code, 0, report.stderr);
       assert.ok(existsSync(join(again, "report.html")), "report.html written");
       assert.equal(status.code, 0, status.stderr);
+      // The plan by its id: status names its stage and shows no actions before there are any.
+      const planRun = listed.find((r) => r.mode === "plan" && r.status === "running");
+      const [staged, text] = await Promise.all([
+        cli(["status", planRun.id, "--json"]),
+        cli(["status", planRun.id]),
+      ]);
+      assert.equal(staged.code, 0, staged.stderr);
+      assert.equal(JSON.parse(staged.stdout).stage, "reading the platform", staged.stdout);
+      assert.match(text.stdout, /plan, running \(reading the platform\)/, text.stdout);
+      assert.match(text.stdout, /Actions: none yet/, text.stdout);
+      assert.doesNotMatch(text.stdout, /Writes: flowing|ETA/, text.stdout);
 
       reading.kill("SIGINT");
       const stopped = await run;

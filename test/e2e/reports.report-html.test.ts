@@ -108,6 +108,9 @@ describe("report.html of the demo, in headless Chromium", { skip: BROWSER_SKIP }
         .reduce((n, [, f]) => n + f.count, 0);
       const totals = w.page.locator(".timeline-totals");
       assert.equal(Number(await totals.getAttribute("data-requests")), sent);
+      // The table's API total is the caption's figure; the token requests are a row apart.
+      const total = w.page.locator("#requests tr.total");
+      assert.equal(Number(await total.getAttribute("data-api-requests")), sent);
       assert.ok(sent > 0 && (await w.page.locator("#timeline rect.rps").count()) > 0);
       assert.equal(await matching(w), summary.reports.rows);
       assert.equal(Number(await w.page.locator("#diff-more").getAttribute("data-more")), 0);

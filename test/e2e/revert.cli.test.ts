@@ -172,6 +172,17 @@ backends.forEach((backend) => {
 
       const r = await cli(["revert", applyId, "--resume", resumeId, "--yes", "--json", ...FAST]);
       assert.equal(r.code, 0, r.stderr);
+      // Its report.html counts its requests as its table does, and draws no findings it never had.
+      const summary = JSON.parse(r.stdout);
+      const page = readFileSync(join(summary.reports.dir, "report.html"), "utf8");
+      const api = Object.entries(summary.requests as Record<string, { count: number }>)
+        .filter(([endpoint]) => endpoint !== "POST /oauth2/token")
+        .reduce((n, [, f]) => n + f.count, 0);
+      assert.ok(api > 0, r.stdout);
+      assert.match(page, new RegExp(`data-requests="${api}"`));
+      assert.match(page, new RegExp(`data-api-requests="${api}"`));
+      assert.doesNotMatch(page, /No platform request was recorded/);
+      assert.match(page, /a revert classifies no findings/);
 
       for (const [c, id] of created) {
         assert.ok(!active(rig.sandbox, id).some((x) => x.id === c), `created ${c} is gone`);

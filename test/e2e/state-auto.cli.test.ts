@@ -88,12 +88,25 @@ for (const backend of backends) {
       assert.equal(r.code, 0, r.stderr);
       const s = JSON.parse(r.stdout);
       assert.equal(s.strategy, "per-identity");
+      const line = r.stderr.split("\n").find((l) => l.includes("Reading platform state"));
       assert.match(
-        r.stderr,
-        /Reading platform state with the per-identity strategy \(auto: per-identity 2 GETs on \/v2\/identity\/controls .* < bulk ≈ 3 listing requests/,
+        line ?? "",
+        /Reading platform state with the per-identity strategy: ≈ 2 requests, [\d.]+ s at \d+ rps \(auto\)/,
+      );
+      assert.ok((line ?? "").length < 160, `one short line: ${line}`);
+      assert.match(
+        s.platform_state.reason,
+        /^auto: per-identity 2 GETs on \/v2\/identity\/controls .* < bulk ≈ 3 listing requests/,
       );
       assert.match(s.platform_state.reason, /filtered ≈ 3 listing requests/);
       assert.equal(s.findings.unexpected_client_control, 0, "per-identity never reads Z");
+    });
+
+    it("at --log-level debug the log also carries the costs compared, as summary.json does", async () => {
+      const r = await cli(["plan", "--log-level", "debug", "--out", join(out, "debug")]);
+      assert.equal(r.code, 0, r.stderr);
+      const s = JSON.parse(r.stdout);
+      assert.ok(r.stderr.includes(`Platform state strategy: ${s.platform_state.reason}`), r.stderr);
     });
 
     it("per-identity reads by id the candidate whose controls leave its flag without a control, and classifies it three-way with the platform's legacy field", async () => {

@@ -38,6 +38,12 @@ describe("command-line conventions", () => {
     assert.match(r.stderr, /Unknown argument --api-ur\. Did you mean --api-url\?/);
   });
 
+  it("a flag typed without its prefix gets the prefixed flag suggested", async () => {
+    const r = await runCli(["plan", "--id-column", "x"]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /Unknown argument --id-column\. Did you mean --source-id-column\?/);
+  });
+
   it("refuses the retired sandbox and demo commands with exit 1, naming the repository's controls-sandbox bin and npm run demo", async () => {
     const [sandbox, demo] = await Promise.all([
       runCli(["sandbox", "--port", "0"]),

@@ -160,4 +160,14 @@ describe("settings are checked before any work", () => {
       await new Promise((r) => notFound.close(r));
     }
   });
+
+  it("names --api-url and the URL used when the identities listing answers 404 (a wrong API path)", async () => {
+    const wrong = `${sandbox.apiUrl}/api`;
+    const r = await runCli(["plan", "--api-url", wrong, "--state", "bulk", ...db], env);
+    assert.equal(r.code, 1, r.stderr);
+    const said = r.stderr.split("\n").find((l) => /GET \/v2\/identity\/identities: 404/.test(l));
+    assert.ok(said, r.stderr);
+    assert.ok(said.includes(`check --api-url`), said);
+    assert.ok(said.includes(`--api-url ${wrong}:`), said);
+  });
 });

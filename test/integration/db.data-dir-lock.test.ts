@@ -116,6 +116,17 @@ describe("data-folder lock", { timeout: 180_000 }, () => {
     );
   });
 
+  it("a data folder in use does not send the user to another --data-dir, which would know nothing of the first one's runs", () => {
+    const dir = join(root, "no-walk-around");
+    foreignLock(`${dir}.lock`, 2);
+    assert.throws(
+      () => acquireDataDirLock(dir),
+      (err: Error) =>
+        !/choose another --data-dir/.test(err.message) &&
+        /never point a second writer at the same platform/.test(err.message),
+    );
+  });
+
   it("a holder whose lock file was not refreshed for longer than the stale age is taken over", () => {
     const dir = join(root, "stale-foreign");
     foreignLock(`${dir}.lock`, 5);

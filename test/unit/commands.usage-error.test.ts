@@ -10,6 +10,13 @@ describe("usage errors", () => {
     assert.equal(closestFlag("completely-else", known), undefined);
   });
 
+  it("suggest the known flag a typed one is the tail of, the shortest when several are", () => {
+    const known = ["source-id-column", "source-user-disabled-column", "api-url", "token-url"];
+    assert.equal(closestFlag("id-column", known), "source-id-column");
+    assert.equal(closestFlag("user-disabled-column", known), "source-user-disabled-column");
+    assert.equal(closestFlag("url", known), "api-url");
+  });
+
   it("tell a mistyped flag from a stray word", () => {
     const known = ["api-url"];
     assert.equal(

@@ -66,6 +66,15 @@ describe("chooseStrategy", () => {
     assert.match(c.reason, /^auto: per-identity 12 GETs/);
   });
 
+  it("says its choice in one short line: the strategy, its requests and seconds at the rate", () => {
+    const c = chooseStrategy("auto", { ...MILLION, candidates: 10_000, writes: 10_000 });
+    assert.equal(c.short, "≈ 60 requests, 1.5 s at 40 rps (auto)");
+    assert.match(
+      chooseStrategy("bulk", MILLION).short,
+      /^≈ 1,000 requests, \d+ s at \d+ rps \(--state bulk\)$/,
+    );
+  });
+
   it("re-reads the 10,000 creates of an approved plan with a SELL_ONLY listing of 60 requests, not 10,000 reads on the creates' path", () => {
     const c = chooseStrategy("auto", { ...MILLION, candidates: 10_000, writes: 10_000 });
     assert.equal(c.strategy, "filtered");

@@ -98,14 +98,14 @@ describe("progress", () => {
     }
   });
 
-  it("RateMeter counts only the last five seconds, so an early burst stops counting once it is older", () => {
+  it("RateMeter counts only the last ten seconds (status's window too), so an early burst stops counting once it is older", () => {
     const t0 = 1_000_000;
     const m = new RateMeter(t0);
     m.add(100, t0 + 100);
     assert.equal(m.perSecond(t0 + 1000), 100);
-    m.add(10, t0 + 9_000);
-    assert.equal(m.perSecond(t0 + 10_000), 2);
-    assert.equal(m.perSecond(t0 + 10_000, 1), 1);
+    m.add(20, t0 + 19_000);
+    assert.equal(m.perSecond(t0 + 20_000), 2);
+    assert.equal(m.perSecond(t0 + 20_000, 1), 1);
   });
 
   it("noun takes the singular for a count of one and the plural otherwise", () => {

@@ -4,6 +4,7 @@ import {
   countCells,
   type RunListing,
   renderRunsTable,
+  shownExitCode,
   shownStatus,
 } from "../../src/reports/runs-table.ts";
 
@@ -95,5 +96,22 @@ describe("the runs listing's counts", () => {
       "succeeded:created=2",
     ]);
     assert.deepEqual(countCells(null, []), ["-", "-"]);
+  });
+
+  it("puts the counts of actions without an outcome (pending, ambiguous) with the outcomes, not the findings", () => {
+    assert.deepEqual(countCells({ missing_client_control: 3, ambiguous: 1, pending: 2 }, []), [
+      "missing_client_control=3",
+      "ambiguous=1 pending=2",
+    ]);
+  });
+});
+
+describe("the runs listing's exit codes", () => {
+  it("shows 130 for an interrupted run no process closed, and the recorded code otherwise", () => {
+    assert.equal(shownExitCode(run({ status: "interrupted", exit_code: null })), 130);
+    assert.equal(shownExitCode(run({ status: "failed", exit_code: 1 })), 1);
+    assert.equal(shownExitCode(run({ status: "running", exit_code: null })), null);
+    const text = renderRunsTable([run({ status: "interrupted", exit_code: null })], now);
+    assert.match(text.split("\n")[1] ?? "", /^\S+ +apply +interrupted +130 /);
   });
 });

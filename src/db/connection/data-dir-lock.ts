@@ -212,7 +212,7 @@ function inUse(
   const age = Math.round((Date.now() - seen.mtimeMs) / 1000);
   if (say) return new UserError(say(who, age));
   return new UserError(
-    `The embedded database in ${dataDir} is in use by another process (${who}; its lock was refreshed ${age} s ago). PGlite serves one process at a time: wait for it to finish, choose another --data-dir (env CONTROLS_DATA_DIR), or use PostgreSQL with --database-url (env DATABASE_URL).`,
+    `The embedded database in ${dataDir} is in use by another process (${who}; its lock was refreshed ${age} s ago). PGlite serves one process at a time: wait for it to finish (controls-migrate status says what it runs), or use PostgreSQL with --database-url (env DATABASE_URL). Another --data-dir is another tool database that knows nothing of this one's runs: never point a second writer at the same platform from it.`,
   );
 }
 

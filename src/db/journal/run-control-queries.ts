@@ -135,6 +135,31 @@ export async function saveRunReport(
 }
 
 /**
+ * Notes the stage a running run is in (`reading the source`, `writing`, ...) in its report, the
+ * rest of the report kept, its time not moved (the stage is not a fresh report of rates). Creates
+ * the control row if needed.
+ *
+ * @example
+ *   await saveRunStage(db, runId, "classifying");
+ */
+export async function saveRunStage(
+  db: Kysely<Database>,
+  runId: string,
+  stage: string,
+): Promise<void> {
+  const json = JSON.stringify({ stage });
+  await db
+    .insertInto(C)
+    .values({ run_id: runId, report: json })
+    .onConflict((oc) =>
+      oc.column("run_id").doUpdateSet({
+        report: sql`coalesce(${sql.ref(`${C}.report`)}, '{}'::jsonb) || ${json}::jsonb`,
+      }),
+    )
+    .execute();
+}
+
+/**
  * Records an event that changes no desired state: a hold by the throttle file or the time window.
  *
  * @example

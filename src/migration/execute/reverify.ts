@@ -122,8 +122,9 @@ export async function reverifyPending(
     lackingKnown: legacy ? Math.min(stale.identities, writes) : undefined,
   });
   ctx.logger.info(
-    `Re-reading ${stale.actions} pending actions of ${stale.identities} identities decided on an earlier read, with the ${choice.strategy} strategy (${choice.reason}).`,
+    `Re-reading ${stale.actions} pending actions of ${stale.identities} identities decided on an earlier read, with the ${choice.strategy} strategy: ${choice.short}.`,
   );
+  ctx.logger.debug(`Re-read strategy: ${choice.reason}`);
   const tally = newTally();
   if (choice.strategy === "per-identity") await settleByReads(ctx, runId, since, tally);
   else await settleByListing(ctx, runId, since, choice.strategy, tally);

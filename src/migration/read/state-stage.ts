@@ -12,6 +12,7 @@ import type { FindingsStream, FindingsStreamCounts } from "../classify/findings-
 import { forgetSightingsOfClearedFlags, type WaitPolicy } from "../execute/platform-wait.ts";
 import { createProgress } from "../steer/progress.ts";
 import { endpointBudget } from "../steer/progress-rate.ts";
+import { noteStage } from "../steer/run-stage.ts";
 import { readIdentities, readLegacyWhereNeeded } from "./identity-reads.ts";
 import {
   type ListingFigures,
@@ -109,7 +110,8 @@ export async function readPlatformState(
     rate: ctx.listing.rate,
     prune: opts.prune,
   });
-  logger.info(`Reading platform state with the ${choice.strategy} strategy (${choice.reason})`);
+  logger.info(`Reading platform state with the ${choice.strategy} strategy: ${choice.short}`);
+  logger.debug(`Platform state strategy: ${choice.reason}`);
 
   const strategy = choice.strategy;
   const journal = {
@@ -120,11 +122,16 @@ export async function readPlatformState(
   let source: SourceCounts;
   let listing: ListingFigures | null = null;
   if (strategy === "per-identity") {
+    await noteStage(db, ctx.runId, "reading the source");
     source = await loadSource(db, ctx.source, ctx.runId, ctx.progress, ctx.signal);
+    await noteStage(db, ctx.runId, "reading the platform");
     await perIdentitySnapshot(ctx);
     await readLegacyWhereNeeded(ctx);
+    await noteStage(db, ctx.runId, "classifying");
     await computeFindings(db, ctx.runId, journal);
   } else {
+    // Side by side; each listing page is classified as it arrives.
+    await noteStage(db, ctx.runId, "reading the source and the platform");
     const sameKind = previous.find(
       (p) => p.listing.filter === (strategy === "bulk" ? "none" : "SELL_ONLY"),
     );

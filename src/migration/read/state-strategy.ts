@@ -65,6 +65,11 @@ export interface StrategyChoice {
   readonly strategy: ChosenStrategy;
   /** One sentence: what was chosen and why, with the costs compared. */
   readonly reason: string;
+  /**
+   * One short clause for the log at info: the strategy's requests and seconds at the rate
+   * (`≈ 20 requests, 0.5 s at 40 rps (auto)`); the reason goes to debug and summary.json.
+   */
+  readonly short: string;
   readonly costs: StrategyCosts;
 }
 
@@ -148,6 +153,24 @@ function costTexts(inputs: StrategyInputs, costs: StrategyCosts) {
  *   // with 120,000 candidates: "bulk" (filtered 60 + 60,000 GETs by id vs 1,000)
  */
 export function chooseStrategy(requested: StateStrategy, inputs: StrategyInputs): StrategyChoice {
+  const chosen = weighStrategies(requested, inputs);
+  const { strategy, costs } = chosen;
+  const requests =
+    strategy === "bulk"
+      ? costs.bulk
+      : strategy === "filtered"
+        ? (costs.filtered ?? 0)
+        : costs.perIdentity;
+  const how = requested === "auto" ? "auto" : `--state ${requested}`;
+  const short = `≈ ${fmt(requests)} ${noun(requests, "request")}, ${secs(requests, inputs.rate)} at ${inputs.rate} rps (${how})`;
+  return { ...chosen, short };
+}
+
+/** The choice before its short line: the strategy, the reason and the costs. */
+function weighStrategies(
+  requested: StateStrategy,
+  inputs: StrategyInputs,
+): Omit<StrategyChoice, "short"> {
   const costs = strategyCosts(inputs);
   if (requested !== "auto") {
     return { strategy: requested, reason: `--state ${requested}`, costs };

@@ -20,6 +20,7 @@ import { reverifyPending } from "../execute/reverify.ts";
 import type { SourceCounts } from "../read/source-stage.ts";
 import { type PlatformStateSummary, readPlatformState } from "../read/state-stage.ts";
 import { ReadStageChannel } from "../steer/read-stage-channel.ts";
+import { noteStage } from "../steer/run-stage.ts";
 import {
   executorContext,
   type PipelineDeps,
@@ -123,6 +124,7 @@ async function readNewRun(
   runId: string,
 ): Promise<ReadRun> {
   const { source, strategy, platformState } = await readStages(deps, options, runId);
+  await noteStage(deps.handle.db, runId, "classifying");
   // An adopted plan's state is re-read after the confirmation: its delta is not this run's.
   if (options.mode !== "plan" && !options.run.plan) {
     await assessWorld(deps, options, runId, strategy);
@@ -210,6 +212,7 @@ async function finish(
   startedMs: number,
 ): Promise<PipelineResult> {
   const db = deps.handle.db;
+  await noteStage(db, run.id, "reporting");
   const { figures, tally, changes, coverage } = await finalTally(deps, options, run);
   const verdict = await runVerdict(deps, options, run.id, tally, figures, coverage);
   const { exitCode, status, error, gap } = verdict;

@@ -17,6 +17,7 @@ import {
   touchRun,
 } from "../../db/journal/run-queries.ts";
 import { analyzeRunTables } from "../../db/journal/snapshot-queries.ts";
+import { saveRequestSeries } from "../../db/report-queries/request-series-queries.ts";
 import { countRevertWrites } from "../../db/report-queries/revert-diff-queries.ts";
 import { UserError } from "../../errors.ts";
 import type { ClientMetrics } from "../../platform/index.ts";
@@ -181,6 +182,8 @@ async function finish(
   const tally = tallyOf("revert", deps.signal?.aborted === true, figures);
   const exitCode = exitCodeFor(tally);
   const status = closingStatus(tally);
+  // report.html's timeline: the revert's own requests, per second, as an apply's are.
+  if (deps.client) await saveRequestSeries(db, runId, deps.client.metrics().series);
   const summary = await writeRunReport(
     db,
     {

@@ -16,8 +16,12 @@ export const endpointBudget =
   (client: Pick<PlatformClient, "metrics">, template: string) => (): number | null =>
     client.metrics().budgets[template]?.rate ?? null;
 
-/** How far back the shown rate looks. */
-export const RATE_WINDOW_MS = 5_000;
+/**
+ * How far back the shown rate looks, in the progress line and in `status` alike (the running
+ * process's report): the last 10 s of sends, long enough to smooth a burst, short enough for a
+ * `set-rate` to show within seconds.
+ */
+export const RATE_WINDOW_MS = 10_000;
 const BUCKET_MS = 250;
 
 /**

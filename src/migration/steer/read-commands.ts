@@ -4,6 +4,8 @@
  * data folder, the writer answers it through the local channel (`local-channel.ts`).
  */
 import type { Kysely } from "kysely";
+import { countFindings } from "../../db/journal/finding-queries.ts";
+import { countActionsByStatus } from "../../db/journal/journal-queries.ts";
 import { getRun, listRuns } from "../../db/journal/run-queries.ts";
 import { identityHistoryPage } from "../../db/report-queries/history-queries.ts";
 import type { Database } from "../../db/schema.ts";
@@ -12,7 +14,7 @@ import {
   renderIdentityHistory,
   renderIdentityHistoryJson,
 } from "../../reports/identity-history.ts";
-import { renderRunsTable, shownStatus } from "../../reports/runs-table.ts";
+import { renderRunsTable, shownExitCode, shownStatus } from "../../reports/runs-table.ts";
 import type { RunSummary } from "../../reports/summary.ts";
 import { FINDING_KINDS } from "../classify/classify.ts";
 import { reportDir, writeRunReport } from "../run/report.ts";
@@ -40,8 +42,26 @@ export type ReadRequest =
 const shellQuote = (s: string) =>
   /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`;
 
-async function runsText(db: Kysely<Database>, limit: number, json: boolean): Promise<string> {
+/**
+ * The runs, a running run with its counts so far: its close writes them, so until then they are
+ * read from its findings and journal, as a close would write them.
+ */
+async function runsWithCounts(db: Kysely<Database>, limit: number) {
   const runs = await listRuns(db, limit);
+  return Promise.all(
+    runs.map(async (r) => {
+      if (r.status !== "running") return r;
+      const [findings, actions] = await Promise.all([
+        countFindings(db, r.id),
+        countActionsByStatus(db, r.id),
+      ]);
+      return { ...r, counts: { ...findings, ...actions } };
+    }),
+  );
+}
+
+async function runsText(db: Kysely<Database>, limit: number, json: boolean): Promise<string> {
+  const runs = await runsWithCounts(db, limit);
   const now = new Date();
   if (json) {
     return runs
@@ -52,7 +72,7 @@ async function runsText(db: Kysely<Database>, limit: number, json: boolean): Pro
             mode: r.mode,
             status: r.status,
             stale: shownStatus(r, now) !== r.status,
-            exit_code: r.exit_code,
+            exit_code: shownExitCode(r),
             started_at: r.started_at,
             finished_at: r.finished_at,
             heartbeat_at: r.heartbeat_at,

@@ -24,6 +24,7 @@ import { PATHS } from "../../platform/index.ts";
 import { WriteGate } from "../execute/write-gate.ts";
 import type { LocalRequest } from "./local-channel.ts";
 import { answerLocalReads, type LocalChangeRequest } from "./local-reads.ts";
+import { RATE_WINDOW_MS } from "./progress-rate.ts";
 import type { ActionControl, RunControlSettings } from "./run-control-types.ts";
 import { type LiveReport, readRunStatus } from "./run-status.ts";
 import { describeChange } from "./steering-words.ts";
@@ -33,7 +34,6 @@ export type { ActionControl, RunControlSettings } from "./run-control-types.ts";
 /** How often the control row, the throttle file and the window are looked at. */
 export const POLL_MS = 250;
 const REPORT_MS = 1_000;
-const RATE_WINDOW_MS = 60_000;
 /** stop() waits this long at most for a poll caught in a database outage. */
 const STOP_WAIT_MS = 3_000;
 
@@ -105,6 +105,7 @@ export class RunControl implements ActionControl {
       held_by: this.gate.holds,
       rate_budget: this.budget(),
       requests,
+      stage: "writing",
     };
   }
 

@@ -63,7 +63,9 @@ export function runStatusView(
   const left = counts.pending + counts.in_flight + counts.ambiguous;
   // Totals and the budget stay true after the run stopped: its last report holds them.
   const budget = (live ?? stored)?.rate_budget ?? control?.rate_budget ?? optionRate;
-  const rate = running ? shownRate(report?.rate_per_s ?? 0, budget) : 0;
+  const stage = running ? (live?.stage ?? stored?.stage ?? null) : null;
+  // Writing over (reporting), the last report's rate is no longer what is sent.
+  const rate = running && stage !== "reporting" ? shownRate(report?.rate_per_s ?? 0, budget) : 0;
   return {
     run_id: run.id,
     mode: run.mode,
@@ -73,6 +75,8 @@ export function runStatusView(
     host: run.host,
     started_at: run.started_at.toISOString(),
     heartbeat_at: run.heartbeat_at?.toISOString() ?? null,
+    // The stage stays true however old the note: it is written at each change, not each second.
+    stage,
     heartbeat_age_s: run.heartbeat_at
       ? Math.max(0, Math.round((now.getTime() - run.heartbeat_at.getTime()) / 1000))
       : null,

@@ -11,7 +11,13 @@ import type { SteerMark } from "./timeline-chart.ts";
 
 /** Findings by category: a plan's counts, or a writer's before → after. */
 export function findingsChart(s: RunSummary): SafeHtml {
-  const kinds = Object.keys(s.findings);
+  // A revert classifies nothing: it undoes a run's actions. Only kinds it holds are shown.
+  const kinds = Object.keys(s.findings).filter(
+    (k) => s.mode !== "revert" || (s.findings[k] ?? 0) > 0 || (s.findings_left?.[k] ?? 0) > 0,
+  );
+  if (kinds.length === 0) {
+    return html`<h3>Findings</h3><p id="findings-chart" class="muted">None: a revert classifies no findings; it undoes the actions of run ${s.revert?.of_run_id ?? "it names"}.</p>`;
+  }
   // A kind the run's reads cannot see is "not looked for", never a plain 0 (issue 50).
   const unseen = new Set(s.coverage?.not_looked_for ?? []);
   const label = (k: string) => (unseen.has(k) ? `${k} (not looked for)` : k);

@@ -77,16 +77,33 @@ export function displayUrl(url: string | null): string {
 
 const n = thousands;
 
+/** The token endpoint's row of summary.json's requests: shown apart from the API's. */
+const TOKEN_ENDPOINT = "POST /oauth2/token";
+
+type EndpointRow = [string, RunSummary["requests"][string]];
+
+function endpointRow([endpoint, f]: EndpointRow, token = false): SafeHtml {
+  const statuses = Object.entries(f.statuses ?? {})
+    .map(([code, count]) => `${code}×${count}`)
+    .join(", ");
+  const shown = token ? `${endpoint} (tokens, apart from the API's requests)` : endpoint;
+  return html`<tr data-endpoint="${endpoint}"><td>${shown}</td><td class="num">${f.count}</td><td>${statuses || (token ? "-" : "")}</td><td class="num">${f.retries}</td><td class="num">${f.rate_limited}</td><td class="num">${f.ambiguous}</td><td class="num">${f.p50_ms ?? ""}</td><td class="num">${f.p95_ms ?? ""}</td></tr>`;
+}
+
+/**
+ * The requests per endpoint: the API's, their total (the figure the timeline's caption gives),
+ * then the token requests apart, as the caption says.
+ */
 function requestsTable(s: RunSummary): SafeHtml {
   const entries = Object.entries(s.requests);
   if (entries.length === 0) return html`<p>No platform requests.</p>`;
-  const rows = entries.map(([endpoint, f]) => {
-    const statuses = Object.entries(f.statuses ?? {})
-      .map(([code, count]) => `${code}×${count}`)
-      .join(", ");
-    return html`<tr data-endpoint="${endpoint}"><td>${endpoint}</td><td class="num">${f.count}</td><td>${statuses}</td><td class="num">${f.retries}</td><td class="num">${f.rate_limited}</td><td class="num">${f.ambiguous}</td><td class="num">${f.p50_ms ?? ""}</td><td class="num">${f.p95_ms ?? ""}</td></tr>`;
-  });
-  return html`<table id="requests"><thead><tr><th>endpoint</th><th>count</th><th>statuses</th><th>retries</th><th>429s</th><th>ambiguous</th><th>p50 ms</th><th>p95 ms</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const api = entries.filter(([e]) => e !== TOKEN_ENDPOINT);
+  const token = entries.filter(([e]) => e === TOKEN_ENDPOINT);
+  const total = api.reduce((sum, [, f]) => sum + f.count, 0);
+  const sum = (k: "retries" | "rate_limited" | "ambiguous") =>
+    api.reduce((acc, [, f]) => acc + f[k], 0);
+  const totalRow = html`<tr class="total" data-api-requests="${total}"><th>API requests</th><td class="num">${total}</td><td></td><td class="num">${sum("retries")}</td><td class="num">${sum("rate_limited")}</td><td class="num">${sum("ambiguous")}</td><td></td><td></td></tr>`;
+  return html`<table id="requests"><thead><tr><th>endpoint</th><th>count</th><th>statuses</th><th>retries</th><th>429s</th><th>ambiguous</th><th>p50 ms</th><th>p95 ms</th></tr></thead><tbody>${api.map((e) => endpointRow(e))}${totalRow}${token.map((e) => endpointRow(e, true))}</tbody></table>`;
 }
 
 function changedTable(id: string, rows: readonly ChangedFinding[], total: number): SafeHtml {

@@ -107,7 +107,7 @@ export function timelineChart(
     retries: total("retries"),
     ambiguous: total("ambiguous"),
   };
-  const caption = html`<p class="timeline-totals" data-requests="${totals.requests}" data-rate-limited="${totals.rateLimited}" data-retries="${totals.retries}" data-ambiguous="${totals.ambiguous}">${thousands(totals.requests)} ${noun(totals.requests, "request")}, ${totals.rateLimited} answered 429, ${totals.retries} ${noun(totals.retries, "retry", "retries")}, ${totals.ambiguous} ambiguous ${noun(totals.ambiguous, "outcome")}.</p>`;
+  const caption = html`<p class="timeline-totals" data-requests="${totals.requests}" data-rate-limited="${totals.rateLimited}" data-retries="${totals.retries}" data-ambiguous="${totals.ambiguous}">${thousands(totals.requests)} API ${noun(totals.requests, "request")} (token requests apart, in the table below), ${totals.rateLimited} answered 429, ${totals.retries} ${noun(totals.retries, "retry", "retries")}, ${totals.ambiguous} ambiguous ${noun(totals.ambiguous, "outcome")}.</p>`;
   if (points.length === 0) {
     return html`${caption}<p class="muted">No platform request was recorded for this run.</p>`;
   }
