@@ -64,7 +64,8 @@ function freePort(): Promise<number> {
 export async function startPrism(
   upstream: string,
   schemaFile: string,
-  readyTimeoutMs = 30_000,
+  // A failure bound, not a speed claim: Prism loads for many seconds on a busy machine.
+  readyTimeoutMs = 180_000,
 ): Promise<PrismProxy> {
   const port = await freePort();
   const child: ChildProcess = spawn(
