@@ -5,6 +5,7 @@
  * contested identities. Runs once a new writer's read is complete, before anything is confirmed.
  */
 import type { Kysely } from "kysely";
+import { analyzeRunTables } from "../../db/journal/snapshot-queries.ts";
 import {
   countWorldChanges,
   type DeltaRuns,
@@ -64,6 +65,9 @@ export async function assessWorld(
       runListed: LISTINGS.has(strategy),
       sinceListed: LISTINGS.has(since.strategy ?? ""),
     };
+    // The delta joins this run's snapshot with the earlier one's: the planner must know their
+    // sizes (PGlite has no autovacuum), or it nests loops over them, quadratic in the identities.
+    await analyzeRunTables(db, "snapshot");
     await storeControlDelta(db, d);
     await storeFlagDelta(db, d, await sourceIdSetOf(db, lineage, since.id));
     await storeRowsGone(deps, options, d);
