@@ -174,7 +174,7 @@ export const LAYERS: readonly Layer[] = Object.freeze([
   {
     name: "tests",
     paths: ["test/"],
-    role: "the CLI's tests: `unit/` (pure logic), `integration/` (PGlite + PostgreSQL, sandbox over HTTP), `e2e/` (CLI child processes ↔ sandbox, bad-input corpus), `helpers/` (each PGlite test database a copy of one of two folders initialised once for the suite in `node_modules/.cache/`, empty or migrated, `pglite-folder.ts`, built by one process however many ask, `build-once.ts`; a test's temporary folders from `temp-dir.ts`, removed when its process exits), `bench/` (`npm run bench`), `chaos/` (`npm run chaos`), and this table (`layers.ts`). The sandbox only through its package name (`controls-sandbox`, `controls-sandbox/test-helpers`)",
+    role: "the CLI's tests: `unit/` (pure logic), `integration/` (PGlite + PostgreSQL, sandbox over HTTP), `e2e/` (CLI child processes ↔ sandbox, bad-input corpus), `helpers/` (each PGlite test database a copy of one of two folders initialised once for the suite in `node_modules/.cache/`, empty or migrated, `pglite-folder.ts`, built by one process however many ask, `build-once.ts`; a test's temporary folders from `temp-dir.ts`, removed when its process exits; the one `waitFor`, `wait-for.ts`, whose timeout is a failure bound and never a claim about speed; the one set of platform assertions, `platform-assertions.ts`: `clientSellOnly`, `assertExactlyOnce`, `assertNoneRestricted`), `bench/` (`npm run bench`), `chaos/` (`npm run chaos`), and this table (`layers.ts`). The sandbox only through its package name (`controls-sandbox`, `controls-sandbox/test-helpers`)",
     mayImport: [
       "cli",
       "commands",

@@ -13,7 +13,9 @@
  * beside bulk, g bulk and filtered listings at 0 and 150 ms of page latency, h `show` and
  * report.html on 20 runs of the largest size (PostgreSQL only), i the rate floor (plan at 40 and
  * 1000 rps, apply --plan's controls-path requests), j scenario b's apply on PGlite five times,
- * k start-up (--version, --help, status), l plan at 1M and 10M on PostgreSQL (only with --only l).
+ * k start-up (--version, --help, status), m revert --dry-run and a second reconcile at two sizes
+ * ten times apart, failing on super-linear growth, l plan at 1M and 10M on PostgreSQL (only with
+ * --only l).
  * PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (an admin URL;
  * a throwaway database is created per run), else a throwaway server started from
  * /usr/lib/postgresql/*\/bin, else the PostgreSQL variants are skipped with the reason printed.
@@ -27,6 +29,7 @@ import { DIST_IS_CURRENT } from "../helpers/cli-entry.ts";
 import { applyRunsScenario, applyScenario } from "./scenario-apply.ts";
 import { Cleanup } from "./scenario-cleanup.ts";
 import { floorScenario } from "./scenario-floor.ts";
+import { historyScaleScenario } from "./scenario-history-scale.ts";
 import { type BenchKit, REPO_ROOT, round } from "./scenario-kit.ts";
 import { latencyScenario } from "./scenario-latency.ts";
 import { memoryScenario } from "./scenario-memory.ts";
@@ -46,8 +49,9 @@ const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] 
                report.html on 20 runs of the largest size (PostgreSQL only), i the rate floor:
                plan at 40 and 1000 rps, apply --plan's controls-path requests,
                j apply on PGlite, 5 runs, k start-up: --version, --help against node -e 0,
-               status with no run, l plan at 1M and 10M on PostgreSQL (not in the default
-               set: run it with --only l) (default a to k)
+               status with no run, m revert --dry-run and a second reconcile at two sizes ten
+               times apart (fails on a ratio over 15), l plan at 1M and 10M on PostgreSQL (not
+               in the default set: run it with --only l) (default a to k and m)
   --sizes      source sizes of scenarios a and f, smallest also for e, largest for h (default
                100000,1000000; quick 1000,2000, f 1000 only); of g too when given (g's default
                200000,1000000; quick 500); the largest of i's plans when given (i's default
@@ -74,7 +78,7 @@ if (values.help) {
   process.exit(0);
 }
 
-const ORDER = ["a", "c", "b", "d", "e", "f", "g", "h", "i", "j", "k", "l"] as const;
+const ORDER = ["a", "c", "b", "d", "e", "f", "g", "h", "i", "j", "k", "m", "l"] as const;
 type ScenarioId = (typeof ORDER)[number];
 const NAMES: Record<ScenarioId, string> = {
   a: "a-plan",
@@ -89,6 +93,7 @@ const NAMES: Record<ScenarioId, string> = {
   j: "j-apply-pglite-runs",
   k: "k-startup",
   l: "l-scale-ten-million",
+  m: "m-history-scale",
 };
 
 function list(raw: string, what: string): string[] {
@@ -249,6 +254,7 @@ for (const id of selected) {
     else if (id === "i") figures = await floorScenario(kit);
     else if (id === "j") figures = await applyRunsScenario(kit);
     else if (id === "k") figures = await startupScenario(kit);
+    else if (id === "m") figures = await historyScaleScenario(kit);
     else figures = await scaleScenario(kit);
     emit({
       scenario: NAMES[id],

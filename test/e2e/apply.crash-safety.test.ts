@@ -7,6 +7,7 @@ import { syntheticIdentities } from "../../src/contract/index.ts";
 import { seedSource } from "../../src/db/source/seed.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 2500;
 const SEED = 11;
@@ -47,14 +48,6 @@ function assertExactlyOnce(sandbox: Sandbox): void {
   assert.equal(sandbox.stats().integrity.identitiesWithDuplicateClientSellOnly, 0);
 }
 
-async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 backends.forEach((backend, i) => {
   describe(`apply crash safety on ${backend.name}`, () => {
     let sandbox: Sandbox;
@@ -84,7 +77,7 @@ backends.forEach((backend, i) => {
       for (const stopAt of [30, 90, 160]) {
         const child = spawnCli(["apply", ...(runId ? ["--resume", runId] : []), ...args], env);
         const done = collect(child);
-        await waitFor(() => sandbox.stats().writes.creates >= stopAt, 300_000);
+        await waitFor(`${stopAt} creates`, () => sandbox.stats().writes.creates >= stopAt);
         child.kill("SIGKILL");
         const r = await done;
         assert.equal(r.signal, "SIGKILL");
@@ -202,7 +195,7 @@ backends.forEach((backend, i) => {
         env,
       );
       const done = collect(child);
-      await waitFor(() => limited() >= 1, 300_000);
+      await waitFor("a 429 answer", () => limited() >= 1);
       sandbox.setLimits({ rateLimitRps: 40 });
       const r = await done;
       assert.equal(r.code, 0, r.stderr);

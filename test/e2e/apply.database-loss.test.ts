@@ -21,6 +21,7 @@ import {
   startCluster,
   terminateBackends,
 } from "../helpers/pg-cluster.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 5000;
 const SEED = 31;
@@ -73,12 +74,10 @@ function tally(sandbox: Sandbox) {
 }
 
 async function waitForCreates(sandbox: Sandbox, n: number, child: { exitCode: number | null }) {
-  const end = Date.now() + 120_000;
-  while (sandbox.stats().writes.creates < n) {
+  await waitFor(`${n} creates`, () => {
     if (child.exitCode !== null) throw new Error(`apply ended before ${n} creates`);
-    if (Date.now() > end) throw new Error(`no ${n} creates within 120 s`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
+    return sandbox.stats().writes.creates >= n;
+  });
 }
 
 describe("apply while its database sessions are killed", {

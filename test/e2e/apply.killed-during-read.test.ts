@@ -5,24 +5,16 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Sandbox } from "controls-sandbox";
 import { sql } from "kysely";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 6000;
 const SEED = 41;
 const LISTING = "GET /v2/identity/identities";
-
-async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /**
  * Waits until the running apply has journaled pending actions, as `status --json` reports them:
@@ -30,16 +22,16 @@ async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
  * the data folder).
  */
 async function waitForPendingActions(target: TestTarget, env: Record<string, string>) {
-  const end = Date.now() + 240_000;
-  for (;;) {
-    const r = await runCli(["status", "--json", ...target.args], env);
-    const pending = r.code === 0 ? Number(JSON.parse(r.stdout).actions?.pending ?? 0) : 0;
-    if (pending > 0) return;
-    if (Date.now() > end) throw new Error(`no pending action journaled in 240 s: ${r.stderr}`);
-    // Each read is a process of its own; on PGlite, status reads a file the run rewrites each
-    // second. Reading again at once only loads a slow machine more.
-    await sleep(250);
-  }
+  // Each read is a process of its own; on PGlite, status reads a file the run rewrites each
+  // second. Reading again at once only loads a slow machine more.
+  await waitFor(
+    "a pending action journaled, as status --json reports it",
+    async () => {
+      const r = await runCli(["status", "--json", ...target.args], env);
+      return r.code === 0 && Number(JSON.parse(r.stdout).actions?.pending ?? 0) > 0;
+    },
+    { intervalMs: 250 },
+  );
 }
 
 const listed = (sandbox: Sandbox) =>
@@ -73,7 +65,7 @@ for (const backend of backends) {
       ].concat(target.args);
       const child = spawnCli(["apply", ...slow], env);
       const done = collect(child);
-      await waitFor(() => listed(sandbox) >= 3, 240_000);
+      await waitFor("3 listing pages", () => listed(sandbox) >= 3);
       // The listing's next requests go unanswered until the journal shows pending actions.
       sandbox.setFaults({ hangRate: 1 });
       await waitForPendingActions(target, env);

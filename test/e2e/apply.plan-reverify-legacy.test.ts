@@ -13,6 +13,7 @@ import type { RunSummary } from "../../src/reports/summary.ts";
 import { runCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { assertExactlyOnce, clientSellOnly } from "../helpers/platform-assertions.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 const N = 400;
@@ -20,16 +21,6 @@ const SEED = 47;
 const flaggedByClient = [...syntheticIdentities(N, SEED)]
   .filter((r) => r.user_disabled)
   .map((r) => r.id);
-
-const clientSellOnly = (sandbox: Sandbox, id: string) =>
-  sandbox
-    .controlsOf(id)
-    .filter(
-      (c) =>
-        c.type === "SELL_ONLY" &&
-        !c.deleted_at &&
-        (c.set_by === "CLIENT" || c.set_by === "SET_BY_CLIENT"),
-    );
 
 for (const backend of backends) {
   describe(`apply --plan re-reads the platform's legacy fields before a create on ${backend.name}`, {
@@ -120,7 +111,7 @@ for (const backend of backends) {
         join(out, "apply-no-wait"),
       ]);
       assert.equal(apply.code, 0, apply.stderr);
-      for (const id of turned) assert.equal(clientSellOnly(sandbox, id).length, 1, id);
+      assertExactlyOnce(sandbox, turned);
       assert.equal(sandbox.stats().writes.creates - createsBefore, toCreate);
     });
   });

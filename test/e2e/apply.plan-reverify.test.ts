@@ -12,6 +12,7 @@ import type { RunSummary } from "../../src/reports/summary.ts";
 import { runCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { assertExactlyOnce, clientSellOnly } from "../helpers/platform-assertions.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 const N = 3000;
@@ -20,16 +21,6 @@ const CONTROLS = "/v2/identity/controls";
 const flaggedByClient = [...syntheticIdentities(N, SEED)]
   .filter((r) => r.user_disabled)
   .map((r) => r.id);
-
-const clientSellOnly = (sandbox: Sandbox, id: string) =>
-  sandbox
-    .controlsOf(id)
-    .filter(
-      (c) =>
-        c.type === "SELL_ONLY" &&
-        !c.deleted_at &&
-        (c.set_by === "CLIENT" || c.set_by === "SET_BY_CLIENT"),
-    );
 
 /** Every request the sandbox answered on the controls path (GET, POST and DELETE share it). */
 const controlsPathRequests = (sandbox: Sandbox) =>
@@ -87,7 +78,7 @@ for (const backend of backends) {
       }
       const creates = sandbox.stats().writes.creates - createsBefore;
       assert.equal(creates, toCreate - late.length);
-      for (const id of flaggedByClient) assert.equal(clientSellOnly(sandbox, id).length, 1, id);
+      assertExactlyOnce(sandbox, flaggedByClient);
 
       const perCreate = (controlsPathRequests(sandbox) - requestsBefore) / creates;
       assert.ok(perCreate <= 1.01, `controls-path requests per create: ${perCreate}`);

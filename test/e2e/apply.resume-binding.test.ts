@@ -14,6 +14,7 @@ import { syntheticIdentities } from "../../src/contract/index.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends } from "../helpers/db.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 300;
 const SEED = 2626;
@@ -43,10 +44,7 @@ backends.forEach((backend) => {
       const { sandbox, target, env } = rig;
       const child = spawnCli(["apply", "--yes", "--rate", "10", ...outArgs(), ...target.args], env);
       const done = collect(child);
-      const end = Date.now() + 120_000;
-      while (sandbox.stats().writes.creates < 3 && Date.now() < end) {
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await waitFor("3 creates", () => sandbox.stats().writes.creates >= 3);
       child.kill("SIGTERM");
       const stopped = await done;
       assert.equal(stopped.code, 130, stopped.stderr);

@@ -18,6 +18,7 @@ import { CLI_ENTRY } from "../helpers/cli-entry.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends } from "../helpers/db.ts";
 import { scratchCwd } from "../helpers/scratch-cwd.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 400;
 const SEED = 2627;
@@ -36,15 +37,6 @@ const jitterAllowance = (stallMs: number) => {
 const STALL_RESOLUTION_MS = 10;
 
 const flagged = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled).map((r) => r.id);
-
-/** Waits until `ready()` holds, polling; fails after two minutes. */
-async function waitFor(what: string, ready: () => boolean): Promise<void> {
-  const end = Date.now() + 120_000;
-  while (!ready()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** The most requests to the controls path in any one-second window [t, t + 999] of [from, to]. */
 function busiestSecond(rig: CliRig, from: number, to: number): number {

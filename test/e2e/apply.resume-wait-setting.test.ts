@@ -16,20 +16,12 @@ import type { RunSummary } from "../../src/reports/summary.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends } from "../helpers/db.ts";
-import { clientSellOnly } from "../helpers/three-way-truth.ts";
+import { assertExactlyOnce, clientSellOnly } from "../helpers/platform-assertions.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 400;
 const SEED = 2727;
 const flagged = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled).map((r) => r.id);
-
-/** Waits until `ready()` holds, polling; fails after two minutes. */
-async function waitFor(what: string, ready: () => boolean): Promise<void> {
-  const end = Date.now() + 120_000;
-  while (!ready()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 for (const backend of backends) {
   describe(`a resume bound to the run's wait for the platform on ${backend.name}`, {
@@ -116,7 +108,7 @@ for (const backend of backends) {
       assert.equal(summary.run_id, runId);
       assert.equal(summary.outcomes["skipped:awaiting_platform_migration"] ?? 0, 0);
       assert.equal(sandbox.stats().writes.creates - sent, left.length);
-      for (const id of flagged) assert.equal(clientSellOnly(sandbox, id).length, 1, id);
+      assertExactlyOnce(sandbox, flagged);
       const written = JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as RunSummary;
       assert.equal(written.run_id, runId);
     });

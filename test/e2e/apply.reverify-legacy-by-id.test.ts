@@ -28,7 +28,7 @@ import type { RunSummary } from "../../src/reports/summary.ts";
 import { runCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
-import { clientSellOnly } from "../helpers/three-way-truth.ts";
+import { clientSellOnly } from "../helpers/platform-assertions.ts";
 
 /** Four listing pages: more than either strategy's re-read costs here. */
 const N = 3500;

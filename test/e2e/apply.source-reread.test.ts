@@ -16,25 +16,12 @@ import type { RunSummary } from "../../src/reports/summary.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { assertNoneRestricted } from "../helpers/platform-assertions.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 2000;
 const SEED = 23;
 const CLEARED = 100;
-
-const clientSellOnly = (sandbox: Sandbox, id: string) =>
-  sandbox
-    .controlsOf(id)
-    .filter(
-      (c) => c.type === "SELL_ONLY" && (c.set_by === "CLIENT" || c.set_by === "SET_BY_CLIENT"),
-    );
-
-async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** Clears user_disabled in the source for 100 identities whose creates are still pending. */
 async function clearPendingFlags(target: TestTarget, runId: string): Promise<string[]> {
@@ -102,7 +89,7 @@ for (const backend of backends) {
       // 1. An apply, killed with SIGKILL once 20 creates reached the sandbox.
       const child = spawnCli(["apply", "--rate", "10", "--out", join(out, "a"), ...base], env);
       const done = collect(child);
-      await waitFor(() => sandbox.stats().writes.creates >= 20, 240_000);
+      await waitFor("20 creates", () => sandbox.stats().writes.creates >= 20);
       child.kill("SIGKILL");
       const killed = await done;
       assert.equal(killed.signal, "SIGKILL", killed.stderr);
@@ -112,7 +99,7 @@ for (const backend of backends) {
       // 2. The source clears user_disabled on 100 identities whose creates are still pending.
       const cleared = await clearPendingFlags(target, runId);
       assert.equal(cleared.length, CLEARED);
-      for (const id of cleared) assert.equal(clientSellOnly(sandbox, id).length, 0, id);
+      assertNoneRestricted(sandbox, cleared);
 
       // 3. The resume re-reads the source before sending anything.
       const resumed = await runCli(
@@ -130,7 +117,7 @@ for (const backend of backends) {
         ),
         JSON.stringify(summary.control_events),
       );
-      for (const id of cleared) assert.equal(clientSellOnly(sandbox, id).length, 0, id);
+      assertNoneRestricted(sandbox, cleared);
       const outcomes = await actionOutcomes(target, runId, cleared);
       assert.equal(outcomes.length, CLEARED);
       assert.ok(

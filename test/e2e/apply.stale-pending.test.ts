@@ -12,27 +12,14 @@ import type { RunSummary } from "../../src/reports/summary.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { assertExactlyOnce, clientSellOnly } from "../helpers/platform-assertions.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 1500;
 const SEED = 23;
 const expectedClient = [...syntheticIdentities(N, SEED)]
   .filter((r) => r.user_disabled)
   .map((r) => r.id);
-
-const clientSellOnly = (sandbox: Sandbox, id: string) =>
-  sandbox
-    .controlsOf(id)
-    .filter(
-      (c) => c.type === "SELL_ONLY" && (c.set_by === "CLIENT" || c.set_by === "SET_BY_CLIENT"),
-    );
-
-async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 for (const backend of backends) {
   describe(`apply --resume re-reads pending actions on ${backend.name}`, {
@@ -55,7 +42,7 @@ for (const backend of backends) {
       // 1. An apply, stopped with SIGTERM while creates are under way.
       const child = spawnCli(["apply", ...args], env);
       const done = collect(child);
-      await waitFor(() => sandbox.stats().writes.creates >= 15, 300_000);
+      await waitFor("15 creates", () => sandbox.stats().writes.creates >= 15);
       child.kill("SIGTERM");
       const stopped = await done;
       assert.equal(stopped.code, 130, stopped.stderr);
@@ -115,7 +102,7 @@ for (const backend of backends) {
 
       for (const id of chosen)
         assert.equal(clientSellOnly(sandbox, id).length, 1, `duplicate on ${id}`);
-      for (const id of expectedClient) assert.equal(clientSellOnly(sandbox, id).length, 1, id);
+      assertExactlyOnce(sandbox, expectedClient);
       assert.equal(sandbox.stats().integrity.identitiesWithDuplicateClientSellOnly, 0);
       const h2 = await target.open();
       try {

@@ -17,6 +17,7 @@ import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { spawnInTty } from "../helpers/tty.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 400;
 const SEED = 26;
@@ -35,13 +36,11 @@ async function creates(
   void child.then((r) => {
     ended = r;
   });
-  const end = Date.now() + 120_000;
-  while (sandbox.stats().writes.creates < n) {
+  await waitFor(`${n} creates`, () => {
     const r = ended as { code: number | null; stderr: string } | null;
     if (r) throw new Error(`the CLI ended (exit ${r.code}) before ${n} creates: ${r.stderr}`);
-    if (Date.now() > end) throw new Error(`waited for ${n} creates`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+    return sandbox.stats().writes.creates >= n;
+  });
 }
 
 backends.forEach((backend) => {

@@ -14,20 +14,12 @@ import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends } from "../helpers/db.ts";
 import { startProxy } from "../helpers/http-proxy.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 4_000;
 const SEED = 31;
 const CONTROLS = "/v2/identity/controls";
 const flagged = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled).map((r) => r.id);
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 240_000) {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setImmediate(r));
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 for (const backend of backends) {
   describe(`read commands during an apply on ${backend.name}`, { timeout: 900_000 }, () => {
@@ -35,9 +27,19 @@ for (const backend of backends) {
     let dir: string;
     let env: Record<string, string>;
     const cli = (args: string[]) => runCli([...args, ...rig.target.args], env);
+    /** The plan whose report the reads write again; made before any test. */
     let planId = "";
-    /** The first test's apply, which the third test reverts. */
-    let applyId = "";
+    /** A completed apply for the third test to revert: the first test's, once it completed. */
+    let completedApplyId = "";
+
+    /** The completed apply to revert: the first test's, or one of its own when run alone. */
+    async function completedApply(): Promise<string> {
+      if (completedApplyId) return completedApplyId;
+      const r = await cli(["apply", "--yes", "--json", "--out", join(dir, "apply-alone")]);
+      assert.equal(r.code, 0, r.stderr);
+      completedApplyId = JSON.parse(r.stdout).run_id as string;
+      return completedApplyId;
+    }
 
     /** `runs`, `show`, `report` of the plan and `status`, all at once; each must exit 0. */
     async function readAll(label: string, identity: string) {
@@ -64,6 +66,9 @@ for (const backend of backends) {
       rig = await startCliRig(backend, { identities: N, seed: SEED, sandbox: { latencyMs: 5 } });
       dir = mkdtempSync(join(tmpdir(), "cm-reads-"));
       env = { ...rig.env, CONTROLS_PROGRESS: "false" };
+      const plan = await cli(["plan", "--json", "--out", join(dir, "plan")]);
+      assert.equal(plan.code, 2, plan.stderr);
+      planId = JSON.parse(plan.stdout).run_id as string;
     });
     after(async () => {
       await rig.close();
@@ -71,9 +76,6 @@ for (const backend of backends) {
     });
 
     it("runs, show, report and status each exit 0 while an apply is writing, and the apply, steered faster, goes on to create every control", async () => {
-      const plan = await cli(["plan", "--json", "--out", join(dir, "plan")]);
-      assert.equal(plan.code, 2, plan.stderr);
-      planId = JSON.parse(plan.stdout).run_id as string;
       const from = Date.now();
       const apply = collect(
         spawnCli(
@@ -124,12 +126,13 @@ for (const backend of backends) {
       assert.equal(JSON.parse(status.stdout).status, "running");
 
       // The reads are in: the rest need not crawl at 4 a second (about 100 s of creates).
-      applyId = listed.find((r) => r.mode === "apply" && r.status === "running")?.id ?? "";
+      const applyId = listed.find((r) => r.mode === "apply" && r.status === "running")?.id ?? "";
       assert.ok(applyId, runs.stdout);
       const faster = await cli(["set-rate", applyId, "40"]);
       assert.equal(faster.code, 0, faster.stderr);
       const done = await apply;
       assert.equal(done.code, 0, done.stderr);
+      completedApplyId = applyId;
       const created = flagged.filter((id) =>
         rig.sandbox.controlsOf(id).some((c) => !c.deleted_at && c.type === "SELL_ONLY"),
       );
@@ -137,7 +140,6 @@ for (const backend of backends) {
     });
 
     it("runs, show, report and status each exit 0 while a run reads the platform's state, before it writes", async () => {
-      assert.ok(planId, "the apply's plan ran first");
       const from = Date.now();
       // per-identity at 2 requests/s: a read stage of many minutes, stopped once the reads are in.
       const reading = spawnCli(
@@ -184,8 +186,8 @@ for (const backend of backends) {
     });
 
     it("runs, show, report and status each exit 0 while a revert writes, and while a resumed revert reads what a crash left in doubt", async () => {
-      // The first test's apply, which `runs` during the revert lists completed.
-      assert.ok(applyId, "the first test's apply ran");
+      // A completed apply, which `runs` during the revert lists completed.
+      const applyId = await completedApply();
       // The revert talks to the platform through a proxy that can hold its requests unanswered.
       const proxy = await startProxy(rig.sandbox.apiUrl);
       const via = { ...env, API_BASE_URL: proxy.url };
@@ -205,7 +207,7 @@ for (const backend of backends) {
         assert.equal(first.ended(), undefined, "the revert was still writing during the reads");
         assert.ok(
           during.listed.some((r) => r.id === applyId && r.status === "completed"),
-          `the first test's apply completed: ${JSON.stringify(during.listed)}`,
+          `the apply completed: ${JSON.stringify(during.listed)}`,
         );
         const revertId = during.listed.find(
           (r) => r.mode === "revert" && r.status === "running",

@@ -22,18 +22,11 @@ import {
 import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends } from "../helpers/db.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 2_000;
 const SEED = 33;
 const CONTROLS = "/v2/identity/controls";
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 240_000) {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const attrs = (w: WatchedPage, selector: string, names: string[]) =>
   w.page

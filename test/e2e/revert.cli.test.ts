@@ -14,14 +14,13 @@ import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { parseCsv } from "../helpers/corpus.ts";
 import { backends } from "../helpers/db.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 4_700;
 const SEED = 16;
 const CONTROLS = "/v2/identity/controls";
 const flagged = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled).map((r) => r.id);
 const FAST = ["--rate", "300", "--allow-rate-above-limit", "--retry-base-ms", "5"];
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Active controls of an identity, as the sandbox holds them. */
 const active = (sandbox: Sandbox, id: string) =>
@@ -143,7 +142,7 @@ backends.forEach((backend) => {
       assert.match(r.stderr, /needs confirmation: pass --yes/);
     });
 
-    it("a revert killed by SIGKILL and resumed deletes exactly the controls the apply created, and nothing else", async () => {
+    it("a revert killed by SIGKILL and resumed deletes exactly the controls the apply created, and nothing else; then a second revert of the same run, and the revert of a revert, are refused", async () => {
       const child = spawnCli(
         ["revert", applyId, "--yes", "--rate", "40", "--out", join(dir, "rev"), ...rig.target.args],
         env,
@@ -151,10 +150,16 @@ backends.forEach((backend) => {
       const done = collect(child);
       const gone = () =>
         [...created].filter(([c, id]) => !active(rig.sandbox, id).some((x) => x.id === c)).length;
-      const end = Date.now() + 60_000;
-      while (gone() < 60 && Date.now() < end) await sleep(20);
+      // The kill lands while deletes are hanging, not at a moment the wall clock picks: once 60
+      // are gone, every further request hangs; the revert is killed with the rest undone.
+      await waitFor("60 controls deleted", () => gone() >= 60);
+      const hung = rig.sandbox.stats().faults.hang;
+      rig.sandbox.setFaults({ hangRate: 1 });
+      await waitFor("a hung request", () => rig.sandbox.stats().faults.hang > hung);
       child.kill("SIGKILL");
       await done;
+      rig.sandbox.setFaults({ hangRate: 0 });
+      assert.ok(created.size > 0, "the apply created controls");
       assert.ok(gone() >= 60 && gone() < created.size, `${gone()} deleted before the kill`);
 
       // A new revert is refused while this one is unfinished, and says how to go on.
@@ -185,9 +190,8 @@ backends.forEach((backend) => {
         );
       const clientSellOnly = all.filter((x) => x.type === "SELL_ONLY" && isClient(x.set_by));
       assert.equal(clientSellOnly.length, adopted.size, "only the adopted client SELL_ONLY remain");
-    });
 
-    it("a second revert of the same run, and the revert of a revert, are refused", async () => {
+      // Once reverted, a second revert of the same run and the revert of a revert are refused.
       const second = await cli(["revert", applyId, "--yes"]);
       assert.equal(second.code, 1);
       assert.match(second.stderr, /already reverted by run (\S+)/);

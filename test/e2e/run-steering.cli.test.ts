@@ -15,6 +15,8 @@ import { localChannelPaths } from "../../src/migration/steer/local-channel.ts";
 import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends } from "../helpers/db.ts";
+import { assertExactlyOnce } from "../helpers/platform-assertions.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 12_000;
 const SEED = 14;
@@ -22,27 +24,9 @@ const RATE = 40;
 const CONTROLS = "/v2/identity/controls";
 const expected = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled).map((r) => r.id);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 300_000) {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 /** Writes to the controls path that reached the sandbox in [from, to]. */
 const writesIn = (sandbox: Sandbox, from: number, to?: number) =>
   sandbox.requestsIn({ from, ...(to === undefined ? {} : { to }), endpoint: CONTROLS }).served;
-
-function clientSellOnly(sandbox: Sandbox, id: string): number {
-  return sandbox
-    .controlsOf(id)
-    .filter(
-      (c) => c.type === "SELL_ONLY" && (c.set_by === "CLIENT" || c.set_by === "SET_BY_CLIENT"),
-    ).length;
-}
 
 backends.forEach((backend) => {
   describe(`steering a running apply on ${backend.name}`, () => {
@@ -157,14 +141,10 @@ backends.forEach((backend) => {
       void run.then((r) => {
         ended = r;
       });
-      await waitFor(
-        "the first creates",
-        () => {
-          if (ended) assert.fail(`apply ended early (${ended.code}): ${ended.stderr}`);
-          return writesIn(rig.sandbox, 0) > 120;
-        },
-        90_000,
-      );
+      await waitFor("the first creates", () => {
+        if (ended) assert.fail(`apply ended early (${ended.code}): ${ended.stderr}`);
+        return writesIn(rig.sandbox, 0) > 120;
+      });
 
       // status --json from a second process: done grows, the budget is the one asked, an ETA.
       // (How close the rate and the ETA come to the sandbox's count is a figure of the bench.)
@@ -223,7 +203,7 @@ backends.forEach((backend) => {
 
       const r = await run;
       assert.equal(r.code, 0, r.stderr);
-      for (const id of expected) assert.equal(clientSellOnly(rig.sandbox, id), 1, id);
+      assertExactlyOnce(rig.sandbox, expected);
       assert.equal(rig.sandbox.stats().integrity.identitiesWithDuplicateClientSellOnly, 0);
 
       const md = readFileSync(join(out, "summary.md"), "utf8");

@@ -22,11 +22,10 @@ before(() => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** `plan` with the secret from `file`, under GNU time: the result, its wall time and peak RSS. */
+/** `plan` with the secret from `file`, under GNU time: the result and its peak RSS. */
 async function planWithSecretFile(file: string) {
   const out = join(dir, "out");
   const args = ["-f", "peak_rss_kb=%M", process.execPath, ...CLI_ENTRY];
-  const started = performance.now();
   const child = spawn(
     TIME,
     [...args, "plan", "--client-secret-file", file, "--out", out, "--data-dir", join(dir, "data")],
@@ -44,35 +43,28 @@ async function planWithSecretFile(file: string) {
     },
   );
   const r = await collect(child);
-  const ms = performance.now() - started;
   const kb = Number(/peak_rss_kb=(\d+)/.exec(r.stderr)?.[1]);
-  return { ...r, ms, peakMb: kb / 1024 };
+  return { ...r, peakMb: kb / 1024 };
 }
 
 describe("--client-secret-file read within bounds", {
   skip: hasTime ? false : `${TIME} is not installed, so peak RSS cannot be measured`,
   timeout: 60_000,
 }, () => {
-  let baselineMs = 0;
   before(async () => {
     // What starting the CLI costs here (from sources, a loaded machine): a missing file, refused at once.
     const r = await planWithSecretFile(join(dir, "missing"));
     assert.match(r.stderr, /--client-secret-file \S+missing cannot be read: ENOENT/);
-    baselineMs = r.ms;
   });
 
-  it("/dev/zero is refused as a device, naming the flag and the file, within 2 s of a plain start and under 200 MB of peak RSS", async () => {
+  it("/dev/zero is refused as a device, naming the flag and the file (a read of it would never end: the test ends), under 200 MB of peak RSS", async () => {
     const r = await planWithSecretFile("/dev/zero");
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /--client-secret-file \/dev\/zero is a device, not a regular file/);
-    assert.ok(
-      r.ms < baselineMs + 2000,
-      `${Math.round(r.ms)} ms against a baseline of ${Math.round(baselineMs)} ms`,
-    );
     assert.ok(r.peakMb > 0 && r.peakMb < 200, `peak RSS ${r.peakMb} MB`);
   });
 
-  it("a FIFO with no writer is refused as a FIFO without blocking in open, within 2 s of a plain start and under 200 MB of peak RSS", async () => {
+  it("a FIFO with no writer is refused as a FIFO without blocking in open (an open would never return: the test ends), under 200 MB of peak RSS", async () => {
     const fifo = join(dir, "secret.fifo");
     const made = spawnSync("mkfifo", [fifo]);
     assert.equal(made.status, 0, String(made.stderr));
@@ -81,10 +73,6 @@ describe("--client-secret-file read within bounds", {
     assert.match(
       r.stderr,
       /--client-secret-file \S+secret\.fifo is a FIFO \(named pipe\), not a regular file/,
-    );
-    assert.ok(
-      r.ms < baselineMs + 2000,
-      `${Math.round(r.ms)} ms against a baseline of ${Math.round(baselineMs)} ms`,
     );
     assert.ok(r.peakMb > 0 && r.peakMb < 200, `peak RSS ${r.peakMb} MB`);
   });

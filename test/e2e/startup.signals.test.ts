@@ -20,8 +20,6 @@ import { type HostilePlatform, startHostilePlatform } from "../helpers/hostile-p
 const N = 40;
 const SEED = 7;
 const IDS = [...syntheticIdentities(N, SEED)].map((r) => r.id);
-/** From the signal to the exit: the open in progress finishes (seconds on a loaded machine). */
-const PROMPT_MS = 8000;
 const SIGNALS = ["SIGTERM", "SIGINT"] as const;
 
 let root: string;
@@ -93,10 +91,6 @@ describe("signals while the embedded database is being opened", { timeout: 120_0
       const r = await signalWhen(child, opening, sig);
       assert.equal(r.code, 130, r.stderr);
       t.diagnostic(`exit ${r.code} ${Math.round(r.afterSignalMs)} ms after ${sig}`);
-      assert.ok(
-        r.afterSignalMs < PROMPT_MS,
-        `exited ${Math.round(r.afterSignalMs)} ms after ${sig}`,
-      );
       assert.doesNotMatch(r.stderr, /\) started/, "no run is started after the signal");
       assert.match(r.stderr, new RegExp(`${sig} received`));
       assert.deepEqual(await listedRuns(args), []);
@@ -155,10 +149,6 @@ for (const backend of backends) {
         const r = await signalWhen(child, asked, sig);
         assert.equal(r.code, 130, r.stderr);
         t.diagnostic(`exit ${r.code} ${Math.round(r.afterSignalMs)} ms after ${sig}`);
-        assert.ok(
-          r.afterSignalMs < PROMPT_MS,
-          `exited ${Math.round(r.afterSignalMs)} ms after ${sig}`,
-        );
         assert.equal(platform.calls["POST /v2/identity/controls"] ?? 0, 0);
         const runs = await listedRuns(target.args);
         t.diagnostic(`runs: ${runs.map((x) => x.status).join(", ") || "none"}`);

@@ -9,6 +9,7 @@ import { collect, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends } from "../helpers/db.ts";
 import { spawnInTty } from "../helpers/tty.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const CLEAR = "\x1b[H\x1b[2J";
 
@@ -26,11 +27,11 @@ describe("status --watch on a terminal", () => {
   it("redraws the running run at least three times, clearing the screen before each, and Ctrl-C stops the watching (exit 130) but not the run (exit 0), saying so and never the run's 'finishing in-flight work'", async () => {
     const env = { ...rig.env, CONTROLS_PROGRESS: "false" };
     const run = collect(spawnCli(["apply", "--yes", "--rate", "10", ...rig.target.args], env));
-    const end = Date.now() + 60_000;
-    while (rig.sandbox.requestsIn({ from: 0, endpoint: "/v2/identity/controls" }).served === 0) {
-      assert.ok(Date.now() < end, "the apply began writing");
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(
+      "the apply to begin writing",
+      () => rig.sandbox.requestsIn({ from: 0, endpoint: "/v2/identity/controls" }).served > 0,
+      { intervalMs: 50 },
+    );
     const watch = spawnInTty(["status", "--watch", ...rig.target.args], { env });
     await watch.waitFor(/apply, running[\s\S]*apply, running[\s\S]*apply, running/, 60_000);
     const shown = watch.output();

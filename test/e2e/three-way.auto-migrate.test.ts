@@ -18,6 +18,7 @@ import { seedSource } from "../../src/db/source/seed.ts";
 import { runCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { sellOnlyOf } from "../helpers/three-way-truth.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const IDENTITIES = 3000;
 const SEED = 33;
@@ -29,7 +30,6 @@ for (const backend of backends) {
     let env: Record<string, string>;
     const rows = [...syntheticIdentities(IDENTITIES, SEED)];
     const seededDuplicates: string[] = [];
-    /** Migrated CLIENT controls of identities the client has cleared, as the test saw them. */
     const out = mkdtempSync(join(tmpdir(), "cm-three-way-e2e-"));
     const cli = (args: string[]) =>
       runCli([...args, "--yes", "--state", "bulk", "--no-progress", ...target.args], env);
@@ -73,13 +73,9 @@ for (const backend of backends) {
 
     it("apply then reconcile --prune end with one CLIENT SELL_ONLY at most per identity, every L-true P-false identity restricted, no create where P was true, seeded duplicates pruned to one", async (t) => {
       // The migrator takes up the seed at its next wake: wait for it to say so.
-      const deadline = Date.now() + 10_000;
-      while (sandbox.stats().autoMigrate.left === 0 && Date.now() < deadline) {
-        await new Promise((r) => setImmediate(r));
-      }
-      assert.ok(
-        sandbox.stats().autoMigrate.left > 0,
-        "the platform's migration has work left as apply starts",
+      await waitFor(
+        "the platform's migration to have work left as apply starts",
+        () => sandbox.stats().autoMigrate.left > 0,
       );
       const applied = await cli(["apply", "--out", join(out, "apply")]);
       assert.equal(applied.code, 0, applied.stderr);
@@ -124,6 +120,7 @@ for (const backend of backends) {
         .filter((r) => !r.user_disabled && sandbox.legacyFieldsOf(r.id).user_disabled)
         .flatMap((r) => sandbox.controlsOf(r.id, { includeDeleted: true }))
         .filter((c) => c.reason === "migrated from user_disabled");
+      assert.ok(migratedKept.length > 0, "the drift gave migrated controls the client cleared");
       for (const c of migratedKept) assert.equal(deleted.has(c.id), false, c.id);
       const migrator = sandbox.stats().autoMigrate;
       t.diagnostic(

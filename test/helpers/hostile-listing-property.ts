@@ -2,9 +2,10 @@
  * Issue 26 §1: a run exits 0 only when its books balance. A hostile listing (a proxy over real
  * HTTP in front of the sandbox: items repeated within a page, served again on later pages, at the
  * edges of created_at windows, pages shuffled) meets `apply` in random cases (fast-check, fixed
- * seed) on each backend. Whenever a case exits 0, every valid source candidate has exactly one set
- * of findings and the platform holds exactly what the mapping expects; any other end is a named
- * non-zero exit, never an SQL error. Some cases bound the findings stream's memory low (issue 30):
+ * seed) on each backend. Every case exits 0 (the tampering leaves every identity listed, so
+ * nothing explains another end), and then every valid source candidate has exactly one set of
+ * findings and the platform holds exactly what the mapping expects; a case that ends otherwise
+ * fails the property with a named exit, never an SQL error. Some cases bound the findings stream's memory low (issue 30):
  * a source index holding none or a few of the source's ids, so claims and source states go
  * through the database, and pages listed before the source pass stored meanwhile.
  *
@@ -213,7 +214,7 @@ export function hostileListingProperty(o: { readonly seed: number; readonly runs
         where status not in ('completed', 'discarded')`.execute(h.db);
       }
 
-      it(`exit 0 after ${RUNS} hostile listings (seed ${SEED}) always means every candidate classified once and the platform as the mapping expects`, async () => {
+      it(`each of ${RUNS} hostile listings (seed ${SEED}) ends in exit 0 with every candidate classified once and the platform as the mapping expects`, async () => {
         await fc.assert(
           fc.asyncProperty(caseArb, (c) =>
             runCase(c).catch((e) => {
@@ -224,11 +225,17 @@ export function hostileListingProperty(o: { readonly seed: number; readonly runs
           { numRuns: RUNS, seed: SEED, endOnFailure: true, verbose: 1 },
         );
         assert.equal(tally.cases, RUNS);
-        // The hostility was real, and most cases still balanced.
-        assert.ok(tally.copies > 0, "the proxy served no extra copy");
-        assert.ok(tally.exit0 > 0, "no case exited 0");
         console.log(
           `# ${backend.name}: ${tally.cases} cases, seed ${SEED}, ${tally.exit0} exit 0, ${tally.copies} extra copies served; other ends: ${JSON.stringify([...tally.other])}`,
+        );
+        // The hostility was real, and every case still balanced: repeats, copies on later pages
+        // and shuffled pages leave every identity listed, so nothing in a case explains another
+        // end than 0. A share below 100% is a defect, named by its exit codes and messages.
+        assert.ok(tally.copies > 0, "the proxy served no extra copy");
+        assert.equal(
+          tally.exit0,
+          tally.cases,
+          `cases that did not exit 0: ${JSON.stringify([...tally.other])}`,
         );
       });
     });

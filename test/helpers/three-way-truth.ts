@@ -20,9 +20,6 @@ export function sellOnlyOf(sandbox: Sandbox, id: string) {
   return { client: active.filter(isClient), service: active.filter(isService) };
 }
 
-/** An identity's active CLIENT SELL_ONLY controls. */
-export const clientSellOnly = (sandbox: Sandbox, id: string) => sellOnlyOf(sandbox, id).client;
-
 /** Counts of each three-way finding over identities whose SELL_ONLY are all CLIENT or SERVICE. */
 export function threeWayTruth(sandbox: Sandbox, rows: Iterable<SourceFlags>) {
   const t = {

@@ -7,6 +7,7 @@ import { runCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { spawnInTty } from "../helpers/tty.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 400;
 const SEED = 9;
@@ -102,8 +103,7 @@ describe("apply at a terminal", () => {
     });
     const written = sandbox.stats().writes.creates;
     await t.waitFor(/apply\s+.*[█░]/);
-    while (sandbox.stats().writes.creates < written + 4)
-      await new Promise((r) => setTimeout(r, 20));
+    await waitFor("4 creates", () => sandbox.stats().writes.creates >= written + 4);
     t.type("\x03");
     const { code, output } = await t.done;
     assert.equal(code, 130, output);

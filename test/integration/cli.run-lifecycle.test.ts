@@ -10,18 +10,11 @@ import { seedSource } from "../../src/db/source/seed.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 400;
 const SEED = 5;
 const creates = [...syntheticIdentities(N, SEED)].filter((r) => r.user_disabled).length;
-
-async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 for (const backend of backends) {
   describe(`a run's life through the CLI on ${backend.name}`, () => {
@@ -139,7 +132,7 @@ for (const backend of backends) {
         env,
       );
       const done = collect(child);
-      await waitFor(() => sandbox.stats().writes.creates >= 5, 300_000);
+      await waitFor("5 creates", () => sandbox.stats().writes.creates >= 5);
       child.kill("SIGKILL");
       const killed = await done;
       const runId = /Run (\S+) \(apply\) started/.exec(killed.stderr)?.[1];
@@ -172,11 +165,11 @@ for (const backend of backends) {
       );
       const done = collect(child);
       const start = sandbox.stats().writes.creates;
-      await waitFor(() => sandbox.stats().writes.creates >= start + 5, 300_000);
+      await waitFor("5 more creates", () => sandbox.stats().writes.creates >= start + 5);
       // The next creates are sent and never answered: killed now, they are in doubt.
       sandbox.setFaults({ hangRate: 1 });
       const hung = sandbox.stats().faults.hang;
-      await waitFor(() => sandbox.stats().faults.hang > hung, 300_000);
+      await waitFor("a hung request", () => sandbox.stats().faults.hang > hung);
       child.kill("SIGKILL");
       const killed = await done;
       sandbox.setFaults({ hangRate: 0 });

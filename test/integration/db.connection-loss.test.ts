@@ -441,7 +441,8 @@ describe("a database that stays away", {
         return true;
       });
       const took = Date.now() - started;
-      assert.ok(took >= 1_900 && took < 15_000, `gave up after ${took} ms`);
+      // Not before --db-retry-s; how long after depends on the machine's load, not on the rule.
+      assert.ok(took >= 1_900, `gave up after ${took} ms`);
     } finally {
       await h.close();
       cluster.start();

@@ -11,15 +11,7 @@ import { createInterface, type Interface } from "node:readline";
 import { after, before, describe, it } from "node:test";
 import { acquireDataDirLock } from "../../src/db/connection/data-dir-lock.ts";
 import { REPO_ROOT } from "../helpers/cli.ts";
-
-/** Polls `cond` (every 10 ms, for up to 30 s) until it holds: waits for the event, not a time. */
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 30_000;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { waitFor } from "../helpers/wait-for.ts";
 
 /**
  * The pid of a process that has already exited: `node --version`, which exits before starting
@@ -138,7 +130,7 @@ describe("data-folder lock", { timeout: 180_000 }, () => {
     try {
       const old = new Date(Date.now() - 60_000);
       utimesSync(`${dir}.lock`, old, old);
-      await until(() => statSync(`${dir}.lock`).mtimeMs > old.getTime(), "the next beat");
+      await waitFor("the next beat", () => statSync(`${dir}.lock`).mtimeMs > old.getTime());
       assert.ok(statSync(`${dir}.lock`).mtimeMs >= old.getTime() + 60_000 - 1, "set to now");
     } finally {
       lock.release();
@@ -155,7 +147,7 @@ describe("data-folder lock", { timeout: 180_000 }, () => {
       },
     });
     foreignLock(`${dir}.lock`, 0);
-    await until(() => reported !== undefined, "the holder's report");
+    await waitFor("the holder's report", () => reported !== undefined);
     assert.match(String(reported?.message), /was taken over by another process/);
     lock.release();
     assert.ok(

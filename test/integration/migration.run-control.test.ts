@@ -24,8 +24,8 @@ import {
   READ_SCOPES,
 } from "../../src/platform/index.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const env = {
   API_BASE_URL: "http://127.0.0.1:9",
   OAUTH_TOKEN_URL: "http://127.0.0.1:9/oauth2/token",
@@ -33,14 +33,6 @@ const env = {
   OAUTH_CLIENT_SECRET: "s3cret-value-xyz",
 };
 const me = { who: "ana@ops1", pid: 4242 };
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>) {
-  const end = Date.now() + 3_000;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 for (const backend of backends) {
   describe(`run control on ${backend.name}`, () => {

@@ -75,7 +75,6 @@ describe("a platform that keeps refusing", { timeout: 30_000 }, () => {
       },
       { maxRefusedS: 2, penaltyS: 0.5 },
     );
-    const started = performance.now();
     await assert.rejects(c.listIdentities().next(), (err: unknown) => {
       assert.ok(err instanceof PlatformError, String(err));
       assert.equal(err.kind, "cancelled");
@@ -85,11 +84,10 @@ describe("a platform that keeps refusing", { timeout: 30_000 }, () => {
       );
       return true;
     });
-    const seconds = (performance.now() - started) / 1000;
-    assert.ok(seconds < 3, `stopped after ${seconds} s`);
     // Penalty 0.5 s between tries: about 4 in 2 s; "0 s" (the old reading of -5) would be dozens.
+    // The count, not the wall clock, shows the stop: a loaded machine tries less often, not more.
     const tries = p.calls["GET /v2/identity/identities"] ?? 0;
-    assert.ok(tries >= 2 && tries <= 6, `${tries} tries in ${seconds} s`);
+    assert.ok(tries >= 2 && tries <= 6, `${tries} tries`);
   });
 
   it("a success between refusals starts the count again: 429, 200, 429, 200 … for longer than --max-refused-s does not stop the client", async () => {

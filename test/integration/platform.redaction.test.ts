@@ -144,6 +144,12 @@ describe("secrets and tokens never reach any output", () => {
       logger: cap.logger,
     });
     await cap.run("bad secret", () => bad.getIdentity(IDS[0] as string));
+    // The run failed (a read with a wrong secret that succeeded would test nothing), and said why.
+    assert.ok(!cap.out.includes("bad secret: no error"), "the read with a wrong secret failed");
+    assert.ok(
+      cap.out.some((l) => /oauth2\/token.*401|401.*oauth2\/token|invalid_client/.test(l)),
+      `the error names the refused token request: ${cap.out[0]}`,
+    );
     cap.client(bad);
     await bad.close();
     cap.assertClean([wrong, sb.credentials.clientSecret]);

@@ -151,8 +151,10 @@ export async function storeControlDelta(db: Kysely<Database>, d: DeltaRuns): Pro
           then c.identity_id in (select identity_id from pruned)
         else false
       end,
-      coalesce((select s.observed_at from r_seen s where s.identity_id = c.identity_id), now())
-    from changes c`.execute(db);
+      coalesce(s.observed_at, now())
+    -- A join, not a look-up per change: a CTE has no index, so a correlated subquery over r_seen
+    -- scanned every identity the run saw once per change (287 s for 100,000 identities).
+    from changes c left join r_seen s on s.identity_id = c.identity_id`.execute(db);
   return Number(r.numAffectedRows ?? 0);
 }
 

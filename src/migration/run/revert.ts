@@ -16,6 +16,7 @@ import {
   markStaleRunsInterrupted,
   touchRun,
 } from "../../db/journal/run-queries.ts";
+import { analyzeRunTables } from "../../db/journal/snapshot-queries.ts";
 import { countRevertWrites } from "../../db/report-queries/revert-diff-queries.ts";
 import { UserError } from "../../errors.ts";
 import type { ClientMetrics } from "../../platform/index.ts";
@@ -104,6 +105,10 @@ async function runClaimed(
     : undefined;
   try {
     if (!o.revert.resume) await journalNewRevert(deps, o, id);
+    // The revert's rows, and the reverted run's outcomes since it journaled, are news to the
+    // planner: without fresh statistics (PGlite has no autovacuum) its diff query rescans the
+    // reverted run once per row, 215 s instead of 2 s for 6,058 controls.
+    await analyzeRunTables(db, "journal");
     if (!o.revert.dryRun) await execute(deps, o, id, readStage);
     else await skipPending(db, id, "dry_run");
     return await finish(deps, o, id, startedMs);
@@ -171,6 +176,7 @@ async function finish(
   startedMs: number,
 ): Promise<RevertResult> {
   const db = deps.handle.db;
+  if (!o.revert.dryRun) await analyzeRunTables(db, "journal"); // its outcomes, as they came
   const figures = await readRunFigures(db, runId);
   const tally = tallyOf("revert", deps.signal?.aborted === true, figures);
   const exitCode = exitCodeFor(tally);

@@ -7,6 +7,7 @@
 import type { Kysely } from "kysely";
 import { countCoverage } from "../../db/journal/coverage-queries.ts";
 import { getRun } from "../../db/journal/run-queries.ts";
+import { analyzeRunTables } from "../../db/journal/snapshot-queries.ts";
 import { findingDelta } from "../../db/report-queries/finding-delta-queries.ts";
 import { storePlatformFieldDelta } from "../../db/report-queries/platform-field-delta-queries.ts";
 import {
@@ -69,6 +70,9 @@ export async function assessWorld(
       runListed: LISTINGS.has(strategy),
       sinceListed: LISTINGS.has(base.strategy ?? ""),
     };
+    // The delta joins this run's snapshot with the earlier one's: the planner must know their
+    // sizes (PGlite has no autovacuum), or it nests loops over them, quadratic in the identities.
+    await analyzeRunTables(db, "snapshot");
     await storeControlDelta(db, d);
     await storeFlagDelta(db, d, await sourceIdSetOf(db, lineage, since.id));
     await storePlatformFieldDelta(db, d);
