@@ -54,6 +54,14 @@ export interface CoverageFigures {
   readonly candidates_unread: number;
   readonly read_failed: number;
   readonly not_looked_for: readonly string[];
+  /** How each candidate was observed (absent from summaries written before it). */
+  readonly observed_by?: {
+    readonly complete_listing: number;
+    readonly filtered_listing: number;
+    readonly read_by_id: number;
+    readonly not_read: number;
+    readonly read_failed: number;
+  };
 }
 
 /** summary.json's `ledger_error`: where a run's books did not balance. */

@@ -51,6 +51,7 @@ for (const backend of backends) {
       assert.ok((s.coverage?.not_looked_for.length ?? 0) > 0);
       assert.ok(s.coverage?.not_looked_for.includes("platform_will_restrict"));
       assert.equal(s.coverage?.candidates_read, 6);
+      assert.equal(s.coverage?.observed_by?.read_by_id, 6);
       assert.match(again.md, /\| `platform_will_restrict` \| not looked for \| not looked for \|/);
       assert.match(
         again.stderr,

@@ -52,6 +52,13 @@ for (const backend of backends) {
       assert.equal(r.code, 2);
       assert.deepEqual(s.coverage?.not_looked_for, []);
       assert.equal(s.coverage?.candidates_read, 10);
+      assert.deepEqual(s.coverage?.observed_by, {
+        complete_listing: 8,
+        filtered_listing: 0,
+        read_by_id: 2,
+        not_read: 0,
+        read_failed: 0,
+      });
       assert.match(r.md, /Coverage: read 10 of 10 candidates; not looked for: none\./);
     });
 

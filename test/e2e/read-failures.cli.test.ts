@@ -66,7 +66,11 @@ for (const backend of backends) {
         assert.equal(s.findings.read_failed, 4);
         assert.deepEqual(readFailedRows(r.out), [...UNREADABLE].sort());
         assert.match(r.md, /read_failed/);
-        assert.deepEqual(s.coverage, {
+        const { observed_by: by, ...coverage } = s.coverage ?? {};
+        assert.equal(by?.read_failed, 4);
+        assert.equal(by?.not_read, 0);
+        assert.equal((by?.filtered_listing ?? 0) + (by?.read_by_id ?? 0), 8);
+        assert.deepEqual(coverage, {
           candidates: 12,
           candidates_read: 8,
           candidates_unread: 4,

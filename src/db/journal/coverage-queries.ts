@@ -13,6 +13,10 @@ export interface CoverageCounts {
   readonly read: number;
   /** Of those not observed, identities whose read failed (a `read_failed` finding). */
   readonly readFailed: number;
+  /** Of those read, identities the platform answered 404 for. */
+  readonly notFound: number;
+  /** Of those read, identities holding an active SELL_ONLY (what a filtered listing shows). */
+  readonly sellOnly: number;
 }
 
 /**
@@ -25,11 +29,9 @@ export async function countCoverage(db: Kysely<Database>, runId: string): Promis
   const S = sql.table(TOOL_TABLES.sourceRows);
   const I = sql.table(TOOL_TABLES.snapshotIdentities);
   const F = sql.table(TOOL_TABLES.findings);
-  const r = await sql<{
-    candidates: number | string;
-    read: number | string;
-    failed: number | string;
-  }>`
+  const C = sql.table(TOOL_TABLES.snapshotControls);
+  type Counts = Record<"candidates" | "read" | "failed" | "nf" | "so", number | string>;
+  const r = await sql<Counts>`
     with cand as (
       select distinct s.identity_id from ${S} s
       where s.run_id = ${runId} and s.valid and s.identity_id is not null
@@ -38,17 +40,25 @@ export async function countCoverage(db: Kysely<Database>, runId: string): Promis
       select c.identity_id, exists (select 1 from ${I} i where i.run_id = ${runId}
           and i.identity_id = c.identity_id and i.status in ('found', 'not_found')) as read,
         exists (select 1 from ${F} f where f.run_id = ${runId}
-          and f.identity_id = c.identity_id and f.finding = 'read_failed') as failed
+          and f.identity_id = c.identity_id and f.finding = 'read_failed') as failed,
+        exists (select 1 from ${I} i where i.run_id = ${runId}
+          and i.identity_id = c.identity_id and i.status = 'not_found') as nf,
+        exists (select 1 from ${C} x where x.run_id = ${runId} and x.identity_id = c.identity_id
+          and x.type = 'SELL_ONLY' and x.deleted_at is null) as so
       from cand c
     )
     select count(*) as candidates,
       count(*) filter (where read and not failed) as read,
-      count(*) filter (where failed) as failed
+      count(*) filter (where failed) as failed,
+      count(*) filter (where read and not failed and nf) as nf,
+      count(*) filter (where read and not failed and so) as so
     from seen`.execute(db);
   const row = r.rows[0];
   return {
     candidates: Number(row?.candidates ?? 0),
     read: Number(row?.read ?? 0),
     readFailed: Number(row?.failed ?? 0),
+    notFound: Number(row?.nf ?? 0),
+    sellOnly: Number(row?.so ?? 0),
   };
 }

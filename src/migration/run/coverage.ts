@@ -36,7 +36,11 @@ const PLAN_ONLY = [...(NOT_LOOKED_FOR["per-identity"] ?? [])];
  *   // { candidates: 10, candidates_read: 9, candidates_unread: 1, read_failed: 1,
  *   //   not_looked_for: ["platform_will_restrict", "unknown_to_source"] }
  */
-export function coverageOf(c: CoverageCounts, strategy: string | null): RunSummary["coverage"] {
+export function coverageOf(
+  c: CoverageCounts,
+  strategy: string | null,
+  omitted = 0,
+): RunSummary["coverage"] {
   const known = strategy !== null ? NOT_LOOKED_FOR[strategy] : undefined;
   return {
     candidates: c.candidates,
@@ -44,5 +48,26 @@ export function coverageOf(c: CoverageCounts, strategy: string | null): RunSumma
     candidates_unread: c.candidates - c.read,
     read_failed: c.readFailed,
     not_looked_for: [...(known ?? (strategy?.startsWith("the plan") ? PLAN_ONLY : []))],
+    observed_by: observedBy(c, strategy, omitted),
+  };
+}
+
+/**
+ * How the candidates were observed: by a complete listing, a filtered listing, a read by id
+ * (after a listing: those it did not show; per-identity: every one), not read, or read failed.
+ */
+function observedBy(c: CoverageCounts, strategy: string | null, omitted: number) {
+  const listed =
+    strategy === "bulk"
+      ? Math.max(0, c.read - omitted - c.notFound)
+      : strategy === "filtered"
+        ? c.sellOnly
+        : 0;
+  return {
+    complete_listing: strategy === "bulk" ? listed : 0,
+    filtered_listing: strategy === "filtered" ? listed : 0,
+    read_by_id: c.read - listed,
+    not_read: c.candidates - c.read - c.readFailed,
+    read_failed: c.readFailed,
   };
 }

@@ -224,7 +224,11 @@ export async function worldChanges(
 export async function finalTally(
   deps: PipelineDeps,
   options: PipelineOptions,
-  run: { readonly id: string; readonly strategy?: string | null },
+  run: {
+    readonly id: string;
+    readonly strategy?: string | null;
+    readonly platformState?: { readonly listing: { readonly omitted?: number } | null };
+  },
 ): Promise<{
   figures: RunFigures;
   tally: RunTally;
@@ -249,6 +253,7 @@ export async function finalTally(
     outsideChanges: changes?.outside_total ?? 0,
     newClientWork: changes?.new_client_work ?? 0,
   };
-  const coverage = coverageOf(await countCoverage(db, runId), run.strategy ?? null);
+  const omitted = run.platformState?.listing?.omitted ?? 0;
+  const coverage = coverageOf(await countCoverage(db, runId), run.strategy ?? null, omitted);
   return { figures, tally, changes, coverage };
 }
