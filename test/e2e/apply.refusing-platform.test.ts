@@ -54,7 +54,8 @@ for (const backend of backends) {
             if (healed) {
               const body = req.body as { type: string; reason_code: string };
               created += 1;
-              return reply.code(201).send({
+              // The contract's answer to a create (200): any other is verified by a read.
+              return reply.code(200).send({
                 id: `ctl-${created}`,
                 type: body.type,
                 set_by: "SET_BY_CLIENT",
