@@ -72,8 +72,14 @@ describe("README's rehearsal", () => {
     const prefix = join(home, "prefix");
     const exits = join(home, "exits");
     const reconciled = join(home, "reconcile-summary.json");
+    // Under `npm test`, npm hands its own settings down as npm_config_* (its global prefix among
+    // them, which would win over NPM_CONFIG_PREFIX and install into the machine's node): none
+    // of them reaches the rehearsal.
+    const inherited = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !/^npm_config_/i.test(k)),
+    );
     const env: NodeJS.ProcessEnv = {
-      ...process.env,
+      ...inherited,
       PATH: `${join(prefix, "bin")}:${process.env.PATH}`,
       NPM_CONFIG_PREFIX: prefix,
       npm_config_prefer_offline: "true",
