@@ -72,6 +72,8 @@ export interface PlatformClient {
    * (`set-rate` on a running run sets the write path's, `PATHS.controls`).
    */
   setRate(template: string, rps: number): void;
+  /** Sends nothing before `at` (epoch ms): see {@link import("./rate-budget.ts").RateBudget.holdUntil}. */
+  holdUntil(at: number): void;
   /** Cancels whatever is waiting or in flight; later calls fail as cancelled. */
   close(): Promise<void>;
 }

@@ -68,6 +68,7 @@ export function createPlatformClient(
     deleteIdentityControl: (id, reason, opts) => api.deleteIdentityControl(id, reason, opts),
     metrics: () => api.metrics(),
     setRate: (template, rps) => api.setRate(template, rps),
+    holdUntil: (at) => api.holdUntil(at),
     close: async () => api.close(),
   };
   Object.defineProperty(client, inspect.custom, { value: () => "[PlatformClient]" });
@@ -132,6 +133,10 @@ export class PlatformApi {
 
   setRate(template: string, rps: number): void {
     this.#budget.setRate(template, rps);
+  }
+
+  holdUntil(at: number): void {
+    this.#budget.holdUntil(at);
   }
 
   async *listIdentities(opts: ListIdentitiesOptions = {}): AsyncGenerator<Identity[]> {

@@ -57,6 +57,7 @@ export class RateBudget {
   readonly #endpoints = new Map<string, EndpointBudget>();
   readonly #options: RateBudgetOptions;
   readonly #now: () => number;
+  #heldUntil = 0;
 
   constructor(options: RateBudgetOptions) {
     this.#options = options;
@@ -97,9 +98,20 @@ export class RateBudget {
    */
   async take(key: string, signal?: AbortSignal): Promise<boolean> {
     const ep = this.#get(key);
+    const held = this.#heldUntil - this.#now();
+    if (held > 0) await sleep(held, signal);
     if (ep.pausedUntil > this.#now()) return false;
     const granted = await ep.bucket.take(signal);
     return granted && ep.pausedUntil <= this.#now();
+  }
+
+  /**
+   * Sends nothing to any endpoint before `at` (epoch ms). A writer that takes over from another
+   * process which may have sent within the last second waits that second out, so that no one-second
+   * window at the platform holds the sends of both: each process keeps its own cap.
+   */
+  holdUntil(at: number): void {
+    this.#heldUntil = Math.max(this.#heldUntil, at);
   }
 
   /**

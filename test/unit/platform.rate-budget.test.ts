@@ -115,4 +115,33 @@ describe("RateBudget", () => {
     assert.equal(budget.snapshot()[controls]?.rate, 40);
     assert.equal(budget.snapshot()["/v2/identity/identities"], undefined);
   });
+
+  it("holdUntil grants nothing on any endpoint, new or used, before the hold ends, and then goes on at the rate", async (t) => {
+    t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 0 });
+    const budget = new RateBudget({
+      rate: 40,
+      penaltyS: 300,
+      logger: createLogger({ level: "error" }),
+      now: () => Date.now(),
+    });
+    assert.equal(await budget.take("/v2/identity/identities"), true);
+    budget.sent("/v2/identity/identities");
+    budget.holdUntil(1020);
+    budget.holdUntil(500); // an earlier hold never shortens a later one
+    const granted: Record<string, number> = {};
+    for (const key of ["/v2/identity/identities", "/v2/identity/controls"]) {
+      void budget.take(key).then((g) => {
+        if (g) granted[key] = Date.now();
+      });
+    }
+    for (let ms = 0; ms < 1100; ms++) {
+      t.mock.timers.tick(1);
+      await settled();
+    }
+    assert.deepEqual(Object.keys(granted).sort(), [
+      "/v2/identity/controls",
+      "/v2/identity/identities",
+    ]);
+    for (const at of Object.values(granted)) assert.ok(at >= 1020, `granted at ${at} ms`);
+  });
 });

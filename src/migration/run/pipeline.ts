@@ -45,6 +45,7 @@ import { buildRunSummary } from "./run-summary.ts";
 import { runVerdict } from "./run-verdict.ts";
 import { recordUnreported } from "./unreported-run.ts";
 import { assessWorld, finalTally } from "./world-delta.ts";
+import { holdForPreviousWriter } from "./writer-handover.ts";
 
 export type { PendingWrites, PipelineDeps, PipelineOptions } from "./pipeline-context.ts";
 
@@ -90,7 +91,10 @@ export async function runPipeline(
  */
 async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<PipelineResult> {
   const startedMs = Date.now();
-  if (options.mode !== "plan") await settleUnfinishedWriters(deps, options);
+  if (options.mode !== "plan") {
+    await holdForPreviousWriter(deps);
+    await settleUnfinishedWriters(deps, options);
+  }
   if (options.run.plan) await checkPlanRun(deps, options, options.run.plan);
   const resumeId = options.run.resume;
   // A signal heard while the schema was migrated or the lock taken: no run is claimed after it.

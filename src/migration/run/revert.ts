@@ -41,6 +41,7 @@ import {
 import { declineRevert, RevertDeclined } from "./revert-declined.ts";
 import { HEARTBEAT_MS } from "./run-lifecycle.ts";
 import { buildRunSummary, readRunFigures, tallyOf } from "./run-summary.ts";
+import { holdForPreviousWriter } from "./writer-handover.ts";
 
 export type { RevertDeps, RevertOptions, RevertResult } from "./revert-context.ts";
 export { revertResumeCommand } from "./revert-context.ts";
@@ -72,6 +73,7 @@ export async function runRevert(deps: RevertDeps, o: RevertOptions): Promise<Rev
     );
   }
   try {
+    if (deps.client) await holdForPreviousWriter({ handle: deps.handle, client: deps.client });
     await markStaleRunsInterrupted(db, o.revert.resume);
     const of = await revertableRun(deps, o.ofRunId);
     const startedMs = Date.now();
