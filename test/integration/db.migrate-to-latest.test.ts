@@ -133,7 +133,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "undone",
     "seen_at",
   ],
-  source_id_sets: ["id", "api_url", "source", "run_id", "refreshed_at"],
+  source_id_sets: ["id", "source", "run_id", "refreshed_at", "platform_key"],
   source_ids: ["set_id", "h"],
 };
 
