@@ -38,6 +38,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "source_oid",
     "source_database",
     "platform_key",
+    "closing_sends",
   ],
   source_rows: [
     "run_id",
