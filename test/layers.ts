@@ -35,7 +35,7 @@ export const LAYERS: readonly Layer[] = Object.freeze([
   {
     name: "config",
     paths: ["src/config/", "src/config.ts"],
-    role: "the only reader of `process.env`. One options table (`options.ts`, `command-options.ts`: flag, env var, default, zod schema factory, group, help); `load.ts` compiles flags > env > defaults into frozen config objects, reporting every problem at once (`load-run-control.ts` for revert, status and set-rate); `url-policy.ts`; yargs options, `--help` and README's table are generated from the table (`yargs-options.ts`, `readme-table.ts`). `src/config.ts` re-exports it `option-kit.ts` is the table kit (row type, schemas, compiler `read-table.ts`, yargs rendering) that the sandbox package builds its own table with; `help-entry.ts` what `--help` needs (the global table and its yargs rendering, no zod).",
+    role: "the only reader of `process.env`. One options table (`options.ts`, `command-options.ts`: flag, env var, default, zod schema factory, group, help); `load.ts` compiles flags > env > defaults into frozen config objects, reporting every problem at once (`load-run-control.ts` for revert, status and set-rate); `url-policy.ts`; yargs options, `--help` and README's table are generated from the table (`yargs-options.ts`, `readme-table.ts`). `src/config.ts` re-exports it `option-kit.ts` is the table kit (row type, schemas, compiler `read-table.ts`, yargs rendering) that the sandbox package builds its own table with; `help-entry.ts` what `--help` needs (the global table and its yargs rendering, no zod).; the settings a run is bound to, each written once, in `run-settings-table.ts`",
     mayImport: ["contract", "base"],
     entries: ["src/config.ts", "src/config/option-kit.ts", "src/config/help-entry.ts"],
   },

@@ -3,31 +3,11 @@
  * resume restores the run's settings only where they were not given again, and its `Resume with:`
  * line repeats only what was given as a flag (env vars are still set where it is pasted).
  */
-import {
-  applyOptions,
-  holdOptions,
-  reconcileOptions,
-  runOptions,
-  writeOptions,
-} from "./command-options.ts";
+import { runOptions } from "./command-options.ts";
 import type { OptionDef } from "./option-def.ts";
 import { globalOptions, platformOptions, sourceOptions } from "./options.ts";
 import { type Argv, type Env, givenAs } from "./read-table.ts";
-
-/** The settings a run is bound to, by their key in the run's recorded options. */
-const RUN_SETTINGS = {
-  rate: platformOptions.rate,
-  concurrency: platformOptions.concurrency,
-  state: runOptions.state,
-  limit: applyOptions.limit,
-  pauseOutside: holdOptions.pauseOutside,
-  throttleFile: holdOptions.throttleFile,
-  reason: writeOptions.reason,
-  reasonCode: writeOptions.reasonCode,
-  prune: reconcileOptions.prune,
-  waitForPlatform: runOptions.waitForPlatform,
-  waitForPlatformS: runOptions.waitForPlatformS,
-} as const satisfies Record<string, OptionDef>;
+import { RUN_SETTING_KEYS, RUN_SETTINGS, type RunSettingKey } from "./run-settings-table.ts";
 
 /**
  * The run settings this invocation gave, by flag or env var.
@@ -35,13 +15,10 @@ const RUN_SETTINGS = {
  * @example
  *   givenRunSettings({ rate: "5" }, {}) // Set { "rate" }
  */
-export function givenRunSettings(
-  argv: Argv,
-  env: Env = process.env,
-): Set<keyof typeof RUN_SETTINGS> {
-  const out = new Set<keyof typeof RUN_SETTINGS>();
-  for (const [key, def] of Object.entries(RUN_SETTINGS)) {
-    if (givenAs(def, argv, env) !== undefined) out.add(key as keyof typeof RUN_SETTINGS);
+export function givenRunSettings(argv: Argv, env: Env = process.env): Set<RunSettingKey> {
+  const out = new Set<RunSettingKey>();
+  for (const key of RUN_SETTING_KEYS) {
+    if (givenAs(RUN_SETTINGS[key].option, argv, env) !== undefined) out.add(key);
   }
   return out;
 }

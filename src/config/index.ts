@@ -49,6 +49,13 @@ export {
   platformOptions,
   sourceOptions,
 } from "./options.ts";
+export {
+  type RecordedSettings,
+  RUN_SETTING_KEYS,
+  RUN_SETTINGS,
+  type RunSettingKey,
+  runSettingFlag,
+} from "./run-settings-table.ts";
 export * from "./seed-demo-options.ts";
 export { isLoopbackHost, isPostgresUrl, judgeEndpointUrl } from "./url-policy.ts";
 export { flagsOf, helpWidth, withOptions, yargsOptions } from "./yargs-options.ts";

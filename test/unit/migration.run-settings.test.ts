@@ -6,7 +6,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { resumeFlags, shellWord } from "../../src/commands/resume-settings.ts";
-import { loadRunConfigs } from "../../src/config.ts";
+import {
+  givenRunSettings,
+  loadRunConfigs,
+  RUN_SETTING_KEYS,
+  RUN_SETTINGS,
+  runSettingFlag,
+} from "../../src/config.ts";
 import { recordedSettings, restoreSettings } from "../../src/migration/run/run-settings.ts";
 
 const ENV = {
@@ -166,5 +172,20 @@ describe("the Resume with: flags", () => {
   it("quotes a word with a single quote so that a shell reads it back unchanged", () => {
     assert.equal(shellWord("it's"), `'it'\\''s'`);
     assert.equal(shellWord("plain/path-1"), "plain/path-1");
+  });
+});
+
+describe("the table of run settings", () => {
+  it("names, for every setting, an option whose flag is read as given and a config that holds the setting under its key", () => {
+    assert.ok(RUN_SETTING_KEYS.length >= 11, `${RUN_SETTING_KEYS.length} settings`);
+    const loaded = configs();
+    for (const key of RUN_SETTING_KEYS) {
+      const setting = RUN_SETTINGS[key];
+      const holder: Record<string, unknown> = { ...loaded[setting.in] };
+      assert.ok(key in holder, `${key} is a key of configs.${setting.in}`);
+      const value = setting.option.kind === "boolean" ? true : "1";
+      assert.deepEqual([...givenRunSettings({ [setting.option.flag]: value }, {})], [key]);
+      assert.match(runSettingFlag(key), new RegExp(`^--${setting.option.flag}\\b`));
+    }
   });
 });

@@ -3,7 +3,13 @@
  * down as is to every stage) and the open resources they work with.
  */
 
-import type { PipelineConfig, PlatformConfig, SourceConfig } from "../../config.ts";
+import {
+  type PipelineConfig,
+  type PlatformConfig,
+  RUN_SETTING_KEYS,
+  RUN_SETTINGS,
+  type SourceConfig,
+} from "../../config.ts";
 import type { DatabaseHandle } from "../../db/connection/connect.ts";
 import type { RunMode } from "../../db/schema.ts";
 import type { Logger } from "../../log.ts";
@@ -123,8 +129,17 @@ export function recordedOptions(
     api_url: options.platform.apiUrl,
     token_url: options.platform.tokenUrl,
     client_id: options.platform.clientId,
-    rate: options.platform.rate,
-    concurrency: options.platform.concurrency,
+    // The run settings the platform config holds (rate, concurrency); the others are in `run`.
+    ...platformSettings(options.platform),
     source: { ...options.source },
   };
+}
+
+/** The platform config's run settings (`config/run-settings-table.ts`), as a run records them. */
+function platformSettings(platform: PlatformConfig): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of RUN_SETTING_KEYS) {
+    if (RUN_SETTINGS[key].in === "platform") out[key] = platform[key as keyof PlatformConfig];
+  }
+  return out;
 }

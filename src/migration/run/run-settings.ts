@@ -1,8 +1,8 @@
 /**
- * A run is bound to the settings it started with (issue 26 §2): rate, concurrency, state strategy,
- * limit, pause window, throttle file, reason, reason code, prune, and whether it waits for the
- * platform's own migration (issue 27: `--wait-for-platform`, `--no-wait-for-platform`,
- * `--wait-for-platform-s`). They are recorded with the run
+ * A run is bound to the settings it started with (issue 26 §2), each written once in
+ * `config/run-settings-table.ts`: rate, concurrency, state strategy, limit, pause window, throttle
+ * file, reason, reason code, prune, and whether it waits for the platform's own migration (issue
+ * 27). They are recorded with the run
  * (`runs.options`, secret-free; read back through `recordedSettings`), and `--resume` restores
  * every one the invocation does not give again (by flag or env var).
  *
@@ -11,60 +11,21 @@
  * refused naming both values, since it would change what the run means half-way (another reason
  * on half the controls, another limit than the one approved). Pure, but for `recordSettingChanges`.
  */
-import { z } from "zod";
-import type { RunConfigs } from "../../config.ts";
+import {
+  type RecordedSettings,
+  RUN_SETTING_KEYS,
+  RUN_SETTINGS,
+  type RunConfigs,
+  type RunSettingKey,
+  runSettingFlag,
+} from "../../config.ts";
 import type { DatabaseHandle } from "../../db/connection/connect.ts";
 import { currentRequester, requestRunControl } from "../../db/journal/run-control-queries.ts";
 import { saveRunOptions } from "../../db/journal/run-options-query.ts";
 import { getRun } from "../../db/journal/run-queries.ts";
 import type { Logger } from "../../log.ts";
 
-/**
- * Where a setting lives in the configs, and the flag that sets it. `always`: every run records it
- * (it has a default), so a run without it was recorded by an older version, and the invocation's
- * value stands.
- */
-const SETTINGS = {
-  rate: { in: "platform", flag: "--rate", changeable: true, always: true },
-  concurrency: { in: "platform", flag: "--concurrency", changeable: true, always: true },
-  state: { in: "pipeline", flag: "--state", changeable: false },
-  limit: { in: "pipeline", flag: "--limit", changeable: false },
-  pauseOutside: { in: "pipeline", flag: "--pause-outside", changeable: false },
-  throttleFile: { in: "pipeline", flag: "--throttle-file", changeable: false },
-  reason: { in: "pipeline", flag: "--reason", changeable: false },
-  reasonCode: { in: "pipeline", flag: "--reason-code", changeable: false },
-  prune: { in: "pipeline", flag: "--prune", changeable: false },
-  // Which creates are sent: another wait half-way would change what the run means.
-  waitForPlatform: {
-    in: "pipeline",
-    flag: "--wait-for-platform (--no-wait-for-platform)",
-    changeable: false,
-    always: true,
-  },
-  waitForPlatformS: { in: "pipeline", flag: "--wait-for-platform-s", changeable: false },
-} as const;
-
-export type SettingKey = keyof typeof SETTINGS;
-export const SETTING_KEYS = Object.keys(SETTINGS) as SettingKey[];
-
-/** The settings as a run records them; a key absent was not set (undefined is not stored). */
-const recordedSchema = z
-  .object({
-    rate: z.number().positive(),
-    concurrency: z.number().int().positive(),
-    state: z.enum(["auto", "bulk", "filtered", "per-identity"]),
-    limit: z.number().int().nonnegative(),
-    pauseOutside: z.string(),
-    throttleFile: z.string(),
-    reason: z.string(),
-    reasonCode: z.string(),
-    prune: z.boolean(),
-    waitForPlatform: z.boolean(),
-    waitForPlatformS: z.number().nonnegative(),
-  })
-  .partial();
-
-export type RecordedSettings = z.infer<typeof recordedSchema>;
+export type { RecordedSettings };
 
 /** A rate or concurrency given anew at resume: what the run had and what it goes on with. */
 export interface SettingChange {
@@ -81,9 +42,8 @@ export interface SettingChange {
 export function recordedSettings(options: unknown): RecordedSettings {
   const raw = typeof options === "string" ? JSON.parse(options) : options;
   const out: Record<string, unknown> = {};
-  const shape = recordedSchema.shape;
-  for (const key of SETTING_KEYS) {
-    const parsed = shape[key].safeParse(raw?.[key]);
+  for (const key of RUN_SETTING_KEYS) {
+    const parsed = RUN_SETTINGS[key].recorded.safeParse(raw?.[key]);
     if (parsed.success && parsed.data !== undefined) out[key] = parsed.data;
   }
   return out as RecordedSettings;
@@ -102,14 +62,14 @@ const show = (v: unknown) => (v === undefined ? "(none)" : JSON.stringify(v));
 export function restoreSettings(
   recorded: RecordedSettings,
   configs: RunConfigs,
-  given: ReadonlySet<SettingKey>,
+  given: ReadonlySet<RunSettingKey>,
 ): { configs: RunConfigs; changes: SettingChange[]; conflicts: string[] } {
   const platform: Record<string, unknown> = { ...configs.platform };
   const pipeline: Record<string, unknown> = { ...configs.pipeline };
   const changes: SettingChange[] = [];
   const conflicts: string[] = [];
-  for (const key of SETTING_KEYS) {
-    const def = SETTINGS[key];
+  for (const key of RUN_SETTING_KEYS) {
+    const def = RUN_SETTINGS[key];
     const target = def.in === "platform" ? platform : pipeline;
     const was = recorded[key];
     if (!given.has(key)) {
@@ -122,9 +82,12 @@ export function restoreSettings(
     if (!(key in recorded) && "always" in def) continue;
     if (show(was) === show(now)) continue;
     if (def.changeable && typeof was === "number" && typeof now === "number") {
-      changes.push({ setting: key as SettingChange["setting"], flag: def.flag, was, now });
+      const setting = key as SettingChange["setting"];
+      changes.push({ setting, flag: runSettingFlag(key), was, now });
     } else {
-      conflicts.push(`${def.flag}: the run's ${show(was)}, this invocation's ${show(now)}`);
+      conflicts.push(
+        `${runSettingFlag(key)}: the run's ${show(was)}, this invocation's ${show(now)}`,
+      );
     }
   }
   return {
