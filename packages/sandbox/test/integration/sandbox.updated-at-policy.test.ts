@@ -72,7 +72,7 @@ for (const [label, option, policy] of CASES) {
     before(async () => {
       sandbox = await startSandbox({ ...QUIET, updatedAtPolicy: option });
       seedPast(sandbox, ["created", "legacy", "untouched"]);
-      seedPast(sandbox, ["deleted"], true);
+      seedPast(sandbox, ["deleted", "admin-added", "admin-deleted"], true);
       token = await tokenFor(sandbox);
     });
     after(() => sandbox.close());
@@ -103,6 +103,15 @@ for (const [label, option, policy] of CASES) {
       });
       assert.equal(res.status, 200, res.text);
       await check("deleted", since, moves.control);
+    });
+
+    it(`after a control is added, or one deleted, through the admin surface, updated_at.gte=<before> ${says(moves.control)} the identity`, async () => {
+      const since = new Date().toISOString();
+      await adminOk(sandbox, "POST", "/identities/admin-added/controls", { type: "DORMANT" });
+      await check("admin-added", since, moves.control);
+      const [control] = sandbox.controlsOf("admin-deleted");
+      await adminOk(sandbox, "DELETE", `/controls/${control?.id}`);
+      await check("admin-deleted", since, moves.control);
     });
 
     it(`after a legacy field changes (PATCH /__sandbox/identities/{id}/legacy), updated_at.gte=<before> ${says(moves.legacy)} the identity`, async () => {
