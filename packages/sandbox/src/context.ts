@@ -89,7 +89,7 @@ export function createContext(
   const setBy = setBySpelling(options.setBySpelling);
   const customerId = randomUUID();
   return {
-    identities: new SandboxStore(),
+    identities: new SandboxStore(() => limits.updatedAtPolicy),
     exchange: new ExchangeStore(),
     transfers: new TransferStore(customerId),
     addresses: new DepositAddressStore(),

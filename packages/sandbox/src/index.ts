@@ -64,6 +64,7 @@ export type {
   SeedOptions,
   SeedReport,
   SetBySpellingName,
+  UpdatedAtPolicy,
 } from "./identity/types.ts";
 export {
   CLIENT_CONTROL_TYPES,
@@ -72,6 +73,7 @@ export {
   IDENTITY_TYPES,
   REASON_CODES,
   SET_BY_SPELLINGS,
+  UPDATED_AT_POLICIES,
 } from "./identity/types.ts";
 export { DECIMAL_SCALE, formatDecimal, parseDecimal } from "./input/decimal.ts";
 export { type Metadata, SeedConflictError } from "./input/seed-input.ts";

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { normalizeEndpointRates } from "./gateway/endpoint-limits.ts";
+import { UPDATED_AT_POLICIES } from "./identity/types.ts";
 import {
   PLATFORM_RATE_LIMIT_RPS,
   RATE_PENALTY_S,
@@ -15,6 +16,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   rateWindowS: RATE_WINDOW_S,
   penaltyS: RATE_PENALTY_S,
   duplicatePolicy: "allow",
+  updatedAtPolicy: "all",
   tokenTtlS: 3600,
   endpointRateLimits: Object.freeze({}),
 });
@@ -36,6 +38,12 @@ export function checkLimits(l: Partial<Limits>): void {
   }
   if (l.duplicatePolicy !== undefined && !["allow", "reject"].includes(l.duplicatePolicy)) {
     throw new RangeError(`duplicatePolicy must be allow or reject, got ${l.duplicatePolicy}`);
+  }
+  const policy = l.updatedAtPolicy;
+  if (policy !== undefined && !(UPDATED_AT_POLICIES as readonly unknown[]).includes(policy)) {
+    throw new RangeError(
+      `updatedAtPolicy must be ${UPDATED_AT_POLICIES.join(", ")}, got ${JSON.stringify(policy)}`,
+    );
   }
   if (l.endpointRateLimits !== undefined) normalizeEndpointRates(l.endpointRateLimits);
 }
@@ -114,6 +122,7 @@ export function pickLimits(o: SandboxOptions): Partial<Limits> {
     rateWindowS: o.rateWindowS,
     penaltyS: o.penaltyS,
     duplicatePolicy: o.duplicatePolicy,
+    updatedAtPolicy: o.updatedAtPolicy,
     tokenTtlS: o.tokenTtlS,
     endpointRateLimits: o.endpointRateLimits,
   };

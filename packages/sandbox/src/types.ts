@@ -1,6 +1,11 @@
 import type { DepositAddressApi } from "./deposit-address/types.ts";
 import type { ExchangeApi } from "./exchange/types.ts";
-import type { IdentityApi, Integrity, SetBySpellingName } from "./identity/types.ts";
+import type {
+  IdentityApi,
+  Integrity,
+  SetBySpellingName,
+  UpdatedAtPolicy,
+} from "./identity/types.ts";
 import type { OrchestrationApi } from "./orchestration/types.ts";
 import { SCOPES } from "./shared.ts";
 import type { TransferApi } from "./transfer/types.ts";
@@ -26,6 +31,12 @@ export interface Limits {
   rateWindowS: number;
   penaltyS: number;
   duplicatePolicy: DuplicatePolicy;
+  /**
+   * What moves an identity's updated_at: "all" (controls, the platform's migration, legacy
+   * fields; the default), "identity-fields" (only the identity's own fields, legacy ones
+   * included) or "none" (nothing after creation).
+   */
+  updatedAtPolicy: UpdatedAtPolicy;
   tokenTtlS: number;
   /**
    * Per-endpoint requests/s overriding the platform's table (endpoint path → rps, 0 = unlimited);

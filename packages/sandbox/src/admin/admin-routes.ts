@@ -22,6 +22,7 @@ const LIMIT_KEYS: Record<string, keyof Limits> = {
   rate_window_s: "rateWindowS",
   penalty_s: "penaltyS",
   duplicate_policy: "duplicatePolicy",
+  updated_at_policy: "updatedAtPolicy",
   token_ttl_s: "tokenTtlS",
   endpoint_rate_limits: "endpointRateLimits",
 };

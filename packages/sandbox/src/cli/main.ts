@@ -31,6 +31,10 @@ export function sandboxYargs(args: readonly string[]) {
       "$0 --identities 10000 --drift-fraction 0.05 --fail-rate 0.02 --ambiguous-rate 0.01 --latency-ms 20",
       "Drifted data and a flaky platform",
     )
+    .example(
+      "$0 --identities 100000 --updated-at-policy identity-fields",
+      "A platform whose updated_at misses control changes, to rehearse reads of only what changed",
+    )
     .epilogue(
       "Prints one JSON line on stdout (api_url, token_url, admin_url, client ids and secrets) once ready, then ready-to-paste export lines (API_BASE_URL, OAUTH_TOKEN_URL, OAUTH_CLIENT_ID, OAUTH_CLIENT_SECRET) on stderr; logs go to stderr. Stops on SIGINT/SIGTERM with exit code 0. To serve the identities of your own source relation, run `npm run sandbox:from-db` in the repository.",
     );

@@ -4,6 +4,7 @@
  * sandbox's own defaults (`DEFAULT_LIMITS`, `DEFAULT_FAULTS`), which come from the contract.
  */
 import { DEFAULT_FAULTS } from "../gateway/faults.ts";
+import { UPDATED_AT_POLICIES } from "../identity/types.ts";
 import { DEFAULT_LIMITS } from "../options.ts";
 import {
   type Argv,
@@ -206,6 +207,15 @@ export const sandboxOptions = {
     choices: ["allow", "reject"],
     group: "sandbox",
     help: "A second active control of the same type on one identity: allow it, or refuse with 409.",
+  }),
+  updatedAtPolicy: option({
+    flag: "updated-at-policy",
+    default: DEFAULT_LIMITS.updatedAtPolicy,
+    schema: choiceSchema([...UPDATED_AT_POLICIES]),
+    kind: "string",
+    choices: [...UPDATED_AT_POLICIES],
+    group: "sandbox",
+    help: "What moves an identity's updated_at (the platform does not publish it), for rehearsing reads of only what changed (updated_at.gte): all (a control created or deleted, the platform's own migration, a legacy field changed: the honest platform), identity-fields (only the identity's own fields, user_disabled and admin_disabled included; control changes do not: a platform whose updated_at misses them) or none (nothing after creation: a platform whose updated_at never moves). Also PUT /__sandbox/limits {\"updated_at_policy\": …}.",
   }),
 } as const;
 

@@ -63,10 +63,11 @@ export function identityApi(ctx: SandboxContext): IdentityApi {
       if (!identity) throw new RangeError(`identity ${identityId} not found`);
       for (const key of ["user_disabled", "admin_disabled"] as const) {
         const v = fields[key];
-        if (v === undefined) continue;
-        if (typeof v !== "boolean") throw new RangeError(`${key} must be a boolean`);
-        identity[key] = v;
+        if (v !== undefined && typeof v !== "boolean") {
+          throw new RangeError(`${key} must be a boolean`);
+        }
       }
+      ctx.identities.setLegacyFields(identity, fields);
       return { user_disabled: identity.user_disabled, admin_disabled: identity.admin_disabled };
     },
     controlsOf(identityId, opts = {}) {

@@ -107,7 +107,8 @@ function filterOf(q: Query): IdentityFilter {
  * given: one active control must match both), `summary_status`, `identity_type`, and
  * `created_at.*` / `updated_at.*` (lt, lte, eq, gte, gt; RFC 3339). A page_cursor is bound to the
  * filters it was issued for (another filter set is a 400) and to its order; limit may change.
- * updated_at is the last time a control of the identity was created or deleted, else created_at.
+ * updated_at is the identity's last change that its `updatedAtPolicy` counts (`updated-at.ts`: a
+ * control created or deleted, the platform's migration, a legacy field), else created_at.
  *
  * @example
  *   registerIdentityRoutes(app, ctx);

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { KeysetIndex } from "../paging/keyset-index.ts";
 import { ActiveControlIndex } from "./active-control-index.ts";
 import type { ControlRecord, IdentityStatus, IdentityType, Integrity } from "./types.ts";
+import { type IdentityChange, movesUpdatedAt, touch, type UpdatedAtPolicy } from "./updated-at.ts";
 
 /** An identity as the store keeps it; `created_at` is rendered on demand to save memory. */
 export interface StoredIdentity {
@@ -12,7 +13,7 @@ export interface StoredIdentity {
   admin_disabled: boolean;
   readonly summaryStatus: IdentityStatus;
   readonly identityType: IdentityType;
-  /** When a control of the identity was last created or deleted; undefined: never (created_at). */
+  /** When the identity last changed as its updated_at policy counts; undefined: its created_at. */
   updatedAtMs: number | undefined;
   /** Append-only, deleted controls included; undefined until the first control (most have none). */
   controls: ControlRecord[] | undefined;
@@ -30,7 +31,7 @@ export function createdAtOf(identity: StoredIdentity): string {
   return identity.createdAtIso;
 }
 
-/** The identity's updated_at: its last control change, else its creation. */
+/** The identity's updated_at: its last change the policy counts (`updated-at.ts`), else created_at. */
 export function updatedAtOf(identity: StoredIdentity): string {
   const ms = identity.updatedAtMs;
   return ms === undefined ? createdAtOf(identity) : new Date(ms).toISOString();
@@ -73,6 +74,12 @@ export const isServiceSetBy = (s: string) => s === "SERVICE" || s === "SET_BY_SE
  *   store.insertControl(store.get("a")!, { type: "SELL_ONLY", set_by: "SET_BY_CLIENT", is_overridable: true, reason_code: "OTHER", reason: "" });
  */
 export class SandboxStore {
+  /** Read on every change, so a new policy applies from the next change on. */
+  private readonly policy: () => UpdatedAtPolicy;
+  constructor(policy: () => UpdatedAtPolicy = () => "all") {
+    this.policy = policy;
+  }
+
   readonly identities = new KeysetIndex<StoredIdentity>();
   readonly active = new ActiveControlIndex<StoredIdentity>();
   private byId = new Map<string, StoredIdentity>();
@@ -166,7 +173,7 @@ export class SandboxStore {
 
   /**
    * Appends a control. `touch` (every write but a seed, which plays the past) moves the
-   * identity's updated_at to now.
+   * identity's updated_at to now if the policy counts control changes.
    */
   insertControl(
     identity: StoredIdentity,
@@ -188,7 +195,7 @@ export class SandboxStore {
     if (!identity.controls) identity.controls = [];
     identity.controls.push(record);
     this.controlOwner.set(record.id, identity);
-    if (opts.touch) touch(identity, nowMs);
+    if (opts.touch) this.changed(identity, "control", nowMs);
     if (!opts.deleted) {
       this.activeCount++;
       this.track(identity, record, +1);
@@ -212,11 +219,26 @@ export class SandboxStore {
     if (!control.is_overridable && !force) return { kind: "not_overridable", control };
     const nowMs = Date.now();
     control.deleted_at = new Date(nowMs).toISOString();
-    touch(identity, nowMs);
+    this.changed(identity, "control", nowMs);
     this.activeCount--;
     this.track(identity, control, -1);
     this.active.deactivated(identity, control);
     return { kind: "deleted", control };
+  }
+
+  /** Sets the legacy fields given; one that changes moves updated_at if the policy says so. */
+  setLegacyFields(
+    identity: StoredIdentity,
+    fields: { user_disabled?: boolean; admin_disabled?: boolean },
+  ): void {
+    let changed = false;
+    for (const key of ["user_disabled", "admin_disabled"] as const) {
+      const v = fields[key];
+      if (v === undefined || v === identity[key]) continue;
+      identity[key] = v;
+      changed = true;
+    }
+    if (changed) this.changed(identity, "identity-field", Date.now());
   }
 
   /**
@@ -247,6 +269,10 @@ export class SandboxStore {
     this.integrity.activeServiceSellOnly = 0;
   }
 
+  private changed(identity: StoredIdentity, change: IdentityChange, nowMs: number): void {
+    if (movesUpdatedAt(this.policy(), change)) touch(identity, nowMs);
+  }
+
   /** Updates the integrity counters after `control` became active (+1) or was deleted (-1). */
   private track(identity: StoredIdentity, control: ControlRecord, delta: 1 | -1): void {
     if (control.type !== "SELL_ONLY") return;
@@ -265,9 +291,4 @@ export class SandboxStore {
     this.integrity.duplicateClientSellOnlyControls += surplus(after) - surplus(before);
     this.integrity.identitiesWithDuplicateClientSellOnly += Number(after > 1) - Number(before > 1);
   }
-}
-
-/** updated_at never precedes created_at, even for an identity seeded with a future created_at. */
-function touch(identity: StoredIdentity, nowMs: number): void {
-  identity.updatedAtMs = Math.max(nowMs, identity.createdAtMs);
 }

@@ -48,6 +48,15 @@ export type SeedIdentity = {
 export type SetBySpellingName = "published" | "short";
 export const SET_BY_SPELLINGS: readonly SetBySpellingName[] = ["published", "short"];
 
+/**
+ * What moves an identity's `updated_at` (the platform does not publish it): `all` (a control
+ * created or deleted, the platform's own migration, a legacy field changed: the honest platform),
+ * `identity-fields` (only the identity's own fields, legacy fields included; controls do not), or
+ * `none` (nothing after creation).
+ */
+export const UPDATED_AT_POLICIES = ["all", "identity-fields", "none"] as const;
+export type UpdatedAtPolicy = (typeof UPDATED_AT_POLICIES)[number];
+
 export interface SeedOptions {
   migratedFraction?: number;
   driftFraction?: number;
@@ -132,7 +141,8 @@ export interface IdentityApi {
   legacyFieldsOf(identityId: string): { user_disabled: boolean; admin_disabled: boolean };
   /**
    * Sets an identity's legacy fields (those given), as the platform's own UI or a legacy client
-   * may meanwhile; returns them as the Identity now answers them.
+   * may meanwhile; returns them as the Identity now answers them. A field that changes moves
+   * `updated_at` unless the updated_at policy is `none`.
    */
   setLegacyFields(
     identityId: string,

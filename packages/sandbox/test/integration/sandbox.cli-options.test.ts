@@ -16,6 +16,7 @@ describe("sandboxOptionsFromArgv", () => {
     assert.equal(o.tokenTtlS, DEFAULT_LIMITS.tokenTtlS);
     assert.equal(o.failRate, DEFAULT_FAULTS.failRate);
     assert.equal(o.identities, 0);
+    assert.equal(o.updatedAtPolicy, "all");
     assert.equal("endpointRateLimits" in o, false);
   });
 
@@ -39,6 +40,7 @@ describe("sandboxOptionsFromArgv", () => {
       "hang-rate": "0.03",
       "token-ttl-s": "60",
       "duplicate-policy": "reject",
+      "updated-at-policy": "identity-fields",
       "set-by-spelling": "short",
     });
     assert.deepEqual(
@@ -63,6 +65,7 @@ describe("sandboxOptionsFromArgv", () => {
         hangRate: 0.03,
         tokenTtlS: 60,
         duplicatePolicy: "reject",
+        updatedAtPolicy: "identity-fields",
         setBySpelling: "short",
       },
     );
@@ -93,6 +96,10 @@ describe("sandboxOptionsFromArgv", () => {
       [
         { "duplicate-policy": "maybe" },
         '--duplicate-policy must be one of allow, reject, got "maybe".',
+      ],
+      [
+        { "updated-at-policy": "honest" },
+        '--updated-at-policy must be one of all, identity-fields, none, got "honest".',
       ],
     ];
     for (const [argv, message] of cases) {

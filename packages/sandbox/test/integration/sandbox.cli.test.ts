@@ -92,7 +92,7 @@ describe("controls-sandbox (the package's bin)", () => {
     });
   });
 
-  it("explains itself with --help, flags and examples included", async () => {
+  it("explains itself with --help, flags and examples included, and what each --updated-at-policy rehearses", async () => {
     const run = await runSandboxCli(["--help"]);
     assert.equal(run.code, 0);
     for (const flag of [
@@ -101,9 +101,13 @@ describe("controls-sandbox (the package's bin)", () => {
       "--drift-fraction",
       "--hang-rate",
       "--allow-remote",
+      "--updated-at-policy",
     ]) {
       assert.ok(run.stdout.includes(flag), `--help mentions ${flag}`);
     }
     assert.match(run.stdout, /Examples:/);
+    const text = run.stdout.replace(/\s+/g, " ");
+    assert.match(text, /identity-fields \(only the identity's own fields/, "--updated-at-policy");
+    assert.match(text, /none \(nothing after creation/);
   });
 });
