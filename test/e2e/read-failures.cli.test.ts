@@ -22,6 +22,12 @@ const TOKEN = "/oauth2/token";
 /** Reads give up fast: an outage ends in failed reads, not in --max-refused-s. */
 const FAST = ["--max-attempts", "2", "--retry-base-ms", "1", "--retry-cap-ms", "5"];
 
+/** The token endpoint's refusal, as problem+json with `status`. */
+const tokenRefusal = (status: number) => ({
+  status,
+  body: JSON.stringify({ type: "about:blank", title: "Refused", status, detail: "test outage" }),
+});
+
 const readFailedRows = (out: string) =>
   parseCsv(readFileSync(join(out, "diff.csv"), "utf8"))
     .filter((r) => r.finding === "read_failed")
@@ -88,13 +94,17 @@ for (const backend of backends) {
 
     for (const state of ["bulk", "filtered", "per-identity"]) {
       for (const cmd of ["plan", "apply", "reconcile"]) {
-        it(`${cmd} --state ${state} with the token endpoint refusing exits 1 naming the token endpoint`, async () => {
-          w.proxy.failWhen = (r) => (r.url.startsWith(TOKEN) ? "fail" : "forward");
-          const r = await w.run(cmd, "--state", state, ...FAST);
-          w.proxy.failWhen = () => "forward";
-          assert.equal(r.code, 1, r.stderr.slice(-3000));
-          assert.match(r.stderr, /POST \/oauth2\/token: 503/);
-        });
+        for (const status of [503, 500]) {
+          it(`${cmd} --state ${state} with the token endpoint answering ${status} exits 1 naming the token endpoint`, async () => {
+            const creates = w.sandbox.stats().writes.creates;
+            w.proxy.answerWhen = (r) => (r.url.startsWith(TOKEN) ? tokenRefusal(status) : null);
+            const r = await w.run(cmd, "--state", state, ...FAST);
+            w.proxy.answerWhen = () => null;
+            assert.equal(r.code, 1, r.stderr.slice(-3000));
+            assert.match(r.stderr, new RegExp(`POST /oauth2/token: ${status}`));
+            assert.equal(w.sandbox.stats().writes.creates, creates, "nothing was sent");
+          });
+        }
       }
     }
   });

@@ -43,7 +43,10 @@ for (const backend of backends) {
       await h.close();
     });
 
-    async function run(mode: "plan" | "apply" | "revert", at: Partial<Record<string, Date | null>>) {
+    async function run(
+      mode: "plan" | "apply" | "revert",
+      at: Partial<Record<string, Date | null>>,
+    ) {
       const id = newRunId();
       await insertRun(h.db, { id, mode, parentRunId: null, options: {}, toolVersion: "test" });
       await h.db.updateTable(TOOL_TABLES.runs).set(at).where("id", "=", id).execute();
