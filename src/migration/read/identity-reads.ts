@@ -89,10 +89,17 @@ export async function readLegacyWhereNeeded(ctx: IdentityReadContext): Promise<n
     if (ids.length === 0) continue;
     const stored: NewSnapshotIdentity[] = [];
     for (const r of await readIdentities(ctx, ids)) {
-      if (r.status === "found") stored.push(snapshotIdentity(runId, r.identity));
+      if (r.status === "found") stored.push(snapshotIdentity(runId, r.identity, "by_id"));
       else {
         if (r.status === "not_found") notFound += 1;
-        stored.push({ run_id: runId, identity_id: r.id, status: r.status, error: r.error });
+        const via = r.status === "not_found" ? "by_id" : null;
+        stored.push({
+          run_id: runId,
+          identity_id: r.id,
+          status: r.status,
+          error: r.error,
+          observed_via: via,
+        });
       }
     }
     // Upserts the identity rows only: the controls read a moment ago stay as they are.

@@ -253,7 +253,6 @@ export async function finalTally(
     outsideChanges: changes?.outside_total ?? 0,
     newClientWork: changes?.new_client_work ?? 0,
   };
-  const omitted = run.platformState?.listing?.omitted ?? 0;
-  const coverage = coverageOf(await countCoverage(db, runId), run.strategy ?? null, omitted);
+  const coverage = coverageOf(await countCoverage(db, runId), run.strategy ?? null);
   return { figures, tally, changes, coverage };
 }
