@@ -200,6 +200,7 @@ export async function worldChanges(
         newClientWork: left.clientWork,
         changedFindings: 0,
         comparedIdentities: 0,
+        lastSeen: { findings: 0, by_run: {} },
       };
   return {
     since_run_id: since?.id ?? null,
@@ -211,6 +212,7 @@ export async function worldChanges(
     new_client_work: delta.newClientWork,
     changed_findings: delta.changedFindings,
     compared_identities: delta.comparedIdentities,
+    last_seen: delta.lastSeen,
   };
 }
 
