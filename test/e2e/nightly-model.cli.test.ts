@@ -77,6 +77,25 @@ async function observed(w: ReadWorld, runId: string): Promise<Set<string> | "all
   }
 }
 
+/**
+ * Identities whose state a run knows: those it observed, and those it carries as last seen by an
+ * earlier run (carried_findings; identity '': every one).
+ */
+async function known(w: ReadWorld, runId: string): Promise<Set<string> | "all"> {
+  const own = await observed(w, runId);
+  if (own === "all") return own;
+  const h = await w.target.open({ migrate: false });
+  try {
+    const r = await sql<{ identity_id: string }>`
+      select distinct identity_id from controls_migration.carried_findings
+      where run_id = ${runId}`.execute(h.db);
+    if (r.rows.some((x) => x.identity_id === "")) return "all";
+    return new Set([...own, ...r.rows.map((x) => x.identity_id)]);
+  } finally {
+    await h.close();
+  }
+}
+
 const seen = (o: Set<string> | "all", id: string) => o === "all" || o.has(id);
 
 /** Applies one night's outside changes; returns what they changed in the source. */
@@ -121,6 +140,7 @@ async function sequence(backend: (typeof backends)[number], nights: readonly Nig
       const s = summaryOf(r);
       const label = `${n.strategy} after ${JSON.stringify(n.changes)}: ${r.stderr.slice(-1500)}`;
       const [now, then] = [await observed(w, s.run_id), await observed(w, prevId)];
+      const thenKnown = await known(w, prevId);
       let removed = 0;
       let added = 0;
       for (const id of ids) {
@@ -145,7 +165,11 @@ async function sequence(backend: (typeof backends)[number], nights: readonly Nig
         for (const side of ["added", "resolved"] as const) {
           for (const f of await findingDeltaRows(h.db, s.run_id, prevId, side, 1000)) {
             if (f.identity_id === null) continue;
-            assert.ok(seen(now, f.identity_id) && seen(then, f.identity_id), `${side} ${label}`);
+            // New or resolved only where this night observed it and the last knew it.
+            assert.ok(
+              seen(now, f.identity_id) && seen(thenKnown, f.identity_id),
+              `${side} ${label}`,
+            );
           }
         }
       } finally {
