@@ -118,5 +118,24 @@ for (const backend of backends) {
       assert.ok(kinds.includes(`${IDS[1]}|platform_field_cleared`), kinds.join("\n"));
       assert.match(r.html, /<td>platform_field_set<\/td><td class="num">1<\/td>/);
     });
+
+    it("a legacy field cleared on the platform for an identity a bulk run does not keep (no flag in the source, no control) is reported as platform_field_cleared, in summary.json and changes.csv", async () => {
+      const before = summaryOf(await w.run("reconcile", "--state", "bulk"));
+      assert.ok(
+        (before.findings.platform_will_restrict ?? 0) >= 1,
+        JSON.stringify(before.findings),
+      );
+      w.sandbox.setLegacyFields(LEGACY_ONLY, { user_disabled: false });
+      const r = await w.run("reconcile", "--state", "bulk");
+      const s = summaryOf(r);
+      assert.equal(s.changes?.outside.platform_field_cleared, 1, JSON.stringify(s.changes));
+      assert.equal(s.changes?.outside.platform_field_set, 0, JSON.stringify(s.changes));
+      assert.equal(s.findings.platform_will_restrict ?? 0, 0, JSON.stringify(s.findings));
+      const csv = parseCsv(readFileSync(join(r.out, "changes.csv"), "utf8"));
+      assert.deepEqual(
+        csv.filter((c) => c.change === "platform_field_cleared").map((c) => c.identity_id),
+        [LEGACY_ONLY],
+      );
+    });
   });
 }

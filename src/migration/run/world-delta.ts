@@ -32,6 +32,7 @@ import { type Database, type RunMode, WORLD_CHANGE_KINDS } from "../../db/schema
 import { refreshSourceIdSet, sourceIdSetOf } from "../../db/source/source-id-set-queries.ts";
 import { lookupSourceRows } from "../../db/source/source-reader.ts";
 import type { RunSummary } from "../../reports/summary.ts";
+import { readMarkedThenUnkept } from "../read/identity-reads.ts";
 import { coverageOf } from "./coverage.ts";
 import { CLIENT_WORK_KINDS, type RunTally } from "./exit-code.ts";
 import type { PipelineDeps, PipelineOptions } from "./pipeline-context.ts";
@@ -75,6 +76,10 @@ export async function assessWorld(
     await analyzeRunTables(db, "snapshot");
     await storeControlDelta(db, d);
     await storeFlagDelta(db, d, await sourceIdSetOf(db, lineage, since.id));
+    if (strategy === "bulk") {
+      const { client, logger, signal } = deps;
+      await readMarkedThenUnkept({ db, client, runId, logger, signal }, base.id);
+    }
     await storePlatformFieldDelta(db, d);
     await storeRowsGone(deps, options, d);
     const remembered = await rememberNotFound(db, runId, since.id);
