@@ -119,7 +119,7 @@ for (const backend of backends) {
       assert.match(r.html, /<td>platform_field_set<\/td><td class="num">1<\/td>/);
     });
 
-    it("a legacy field cleared on the platform for an identity a bulk run does not keep (no flag in the source, no control) is reported as platform_field_cleared, in summary.json and changes.csv", async () => {
+    it("a legacy field cleared on the platform for an identity a bulk run does not keep (no flag in the source, no control) is reported as platform_field_cleared, in summary.json and changes.csv, and set again as platform_field_set", async () => {
       const before = summaryOf(await w.run("reconcile", "--state", "bulk"));
       assert.ok(
         (before.findings.platform_will_restrict ?? 0) >= 1,
@@ -136,6 +136,13 @@ for (const backend of backends) {
         csv.filter((c) => c.change === "platform_field_cleared").map((c) => c.identity_id),
         [LEGACY_ONLY],
       );
+      // A bulk night after it does not keep the identity (both fields false, no control); the
+      // field set again on the platform is seen by the next bulk night.
+      await w.run("reconcile", "--state", "bulk");
+      w.sandbox.setLegacyFields(LEGACY_ONLY, { user_disabled: true });
+      const set = summaryOf(await w.run("reconcile", "--state", "bulk"));
+      assert.equal(set.changes?.outside.platform_field_set, 1, JSON.stringify(set.changes));
+      assert.equal(set.changes?.outside.platform_field_cleared, 0, JSON.stringify(set.changes));
     });
   });
 }
