@@ -40,8 +40,8 @@ export async function main(args: string[]): Promise<void> {
     .help()
     .alias("h", "help")
     .version(TOOL_VERSION)
-    // One line in --help for the three spellings (two alias calls print two lines).
-    .alias("version", ["v", "V"])
+    // One short spelling, -v, as every command's --help shows it (issue 54: one alias).
+    .alias("version", "v")
     .completion(
       "completion",
       "Print the shell completion script (bash, zsh): controls-migrate completion >> ~/.bashrc",

@@ -43,7 +43,7 @@ export function packageRoot(from: string = fileURLToPath(import.meta.url)): stri
 
 /** True for a command line that only asks for the version. */
 export const asksVersionOnly = (args: readonly string[]): boolean =>
-  args.length === 1 && ["--version", "version", "-v", "-V"].includes(args[0] ?? "");
+  args.length === 1 && ["--version", "version", "-v"].includes(args[0] ?? "");
 
 /** This tool's version, recorded with every run (`runs.tool_version`). */
 export const TOOL_VERSION: string = readPackageVersion();

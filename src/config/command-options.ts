@@ -87,7 +87,7 @@ export const runOptions = {
     schema: numberSchema({ min: 0, max: 31_536_000 }),
     kind: "string",
     group: "run",
-    help: "Create an awaited CLIENT SELL_ONLY once the tool has seen the identity awaiting the platform's migration for longer than this many seconds (the first sighting on this platform, by any run, a plan's included, is kept in the database across runs). Its controls are read again right before the create; a control the platform's migration makes after that read is a duplicate, which reconcile --prune removes.",
+    help: "Create an awaited CLIENT SELL_ONLY once the tool has seen the identity awaiting the platform's migration for longer than this many seconds (the first sighting on this platform, by any run, a plan's included, is kept in the database across runs). Its controls are read again right before the create and after its answer: a control the platform's migration made meanwhile is kept and the tool's own deleted at once; one it makes after that second read is a duplicate (the tool's first), which reconcile --prune removes.",
   }),
 } as const;
 

@@ -81,6 +81,12 @@ export interface RunsTable {
   started_at: Timestamp;
   finished_at: NullableTimestamp;
   heartbeat_at: NullableTimestamp;
+  /** The last second's sends of the process that let the run go, by path template (0017). */
+  closing_sends: ColumnType<
+    Record<string, number[]> | null,
+    string | null | undefined,
+    string | null
+  >;
   /** The compiled options of the run, secrets removed. */
   options: Json<Record<string, unknown>>;
   counts: JsonWithDefault<Record<string, number>>;

@@ -1,6 +1,7 @@
 /** The platform client's interface and its inputs (`platform-client.ts` builds it). */
 import type { Logger } from "../log.ts";
 import type { ClientMetrics } from "./client-metrics.ts";
+import type { WriterHandover } from "./rate-budget.ts";
 import type { CreatedControl, Identity, IdentityControl } from "./types.ts";
 
 export interface PlatformClientOptions {
@@ -72,8 +73,8 @@ export interface PlatformClient {
    * (`set-rate` on a running run sets the write path's, `PATHS.controls`).
    */
   setRate(template: string, rps: number): void;
-  /** Sends nothing before `at` (epoch ms): see {@link import("./rate-budget.ts").RateBudget.holdUntil}. */
-  holdUntil(at: number): void;
+  /** Between writer processes: the last second's sends handed on, or a hold (rate-budget.ts). */
+  readonly handover: WriterHandover;
   /** Cancels whatever is waiting or in flight; later calls fail as cancelled. */
   close(): Promise<void>;
 }

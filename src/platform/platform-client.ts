@@ -13,7 +13,7 @@ import type {
   PlatformClientOptions,
 } from "./platform-client-types.ts";
 import { PlatformError } from "./platform-error.ts";
-import { RateBudget } from "./rate-budget.ts";
+import { RateBudget, type WriterHandover } from "./rate-budget.ts";
 import { Redactor } from "./redactor.ts";
 import { RefusalPatience } from "./refusal-patience.ts";
 import { RunawayGuard } from "./runaway-guard.ts";
@@ -68,7 +68,7 @@ export function createPlatformClient(
     deleteIdentityControl: (id, reason, opts) => api.deleteIdentityControl(id, reason, opts),
     metrics: () => api.metrics(),
     setRate: (template, rps) => api.setRate(template, rps),
-    holdUntil: (at) => api.holdUntil(at),
+    handover: api.handover,
     close: async () => api.close(),
   };
   Object.defineProperty(client, inspect.custom, { value: () => "[PlatformClient]" });
@@ -135,8 +135,9 @@ export class PlatformApi {
     this.#budget.setRate(template, rps);
   }
 
-  holdUntil(at: number): void {
-    this.#budget.holdUntil(at);
+  /** The rate budget's side of a hand-over between writer processes. */
+  get handover(): WriterHandover {
+    return this.#budget;
   }
 
   async *listIdentities(opts: ListIdentitiesOptions = {}): AsyncGenerator<Identity[]> {

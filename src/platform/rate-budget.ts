@@ -1,6 +1,6 @@
 import { sleep } from "../backoff.ts";
 import type { Logger } from "../log.ts";
-import { TokenBucket } from "./token-bucket.ts";
+import { CAP_GUARD_MS, TokenBucket } from "./token-bucket.ts";
 
 export interface RateBudgetOptions {
   /** Requests per second per endpoint (path template). */
@@ -24,6 +24,9 @@ export interface RateBudgetOptions {
 export function defaultBurst(rate: number): number {
   return Math.max(1, Math.floor(rate / 10));
 }
+
+/** What one writer process hands the next through the journal, and how the next takes it. */
+export type WriterHandover = Pick<RateBudget, "holdUntil" | "recentSends" | "addSends">;
 
 export interface EndpointBudgetState {
   readonly rate: number;
@@ -112,6 +115,24 @@ export class RateBudget {
    */
   holdUntil(at: number): void {
     this.#heldUntil = Math.max(this.#heldUntil, at);
+  }
+
+  /**
+   * Per endpoint, the sends of the last second (and the cap's guard) before `now`, epoch ms: what
+   * a process that ends hands to the next writer, whose cap must count them.
+   */
+  recentSends(now = this.#now()): Record<string, number[]> {
+    const out: Record<string, number[]> = {};
+    for (const [key, ep] of this.#endpoints) {
+      const times = ep.bucket.sendsSince(now - 1000 - CAP_GUARD_MS);
+      if (times.length > 0) out[key] = times;
+    }
+    return out;
+  }
+
+  /** Counts another process's last sends (from {@link recentSends}) in each endpoint's cap. */
+  addSends(sends: Readonly<Record<string, readonly number[]>>): void {
+    for (const [key, times] of Object.entries(sends)) this.#get(key).bucket.addSends(times);
   }
 
   /**

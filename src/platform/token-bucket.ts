@@ -156,6 +156,28 @@ export class TokenBucket {
     }
   }
 
+  /** The times of the sends this bucket counts that happened after `since` (epoch ms), oldest first. */
+  sendsSince(since: number): number[] {
+    return this.#ordered().filter((t) => t > since && Number.isFinite(t));
+  }
+
+  /**
+   * Counts `times` (epoch ms) as sends of this bucket: another process's last sends, which the
+   * one-second cap must count as if they were this one's.
+   */
+  addSends(times: readonly number[]): void {
+    const size = this.#recent.length;
+    const merged = [...this.#ordered(), ...times].sort((a, b) => a - b).slice(-size);
+    this.#recent = [...new Array(size - merged.length).fill(-Infinity), ...merged];
+    this.#recentHead = 0;
+    this.#schedule();
+  }
+
+  /** The ring's entries, oldest first. */
+  #ordered(): number[] {
+    return [...this.#recent.slice(this.#recentHead), ...this.#recent.slice(0, this.#recentHead)];
+  }
+
   /** Changes the sustained rate from now on; the burst (in tokens) stays. */
   setRate(rate: number): void {
     if (!(rate > 0)) throw new RangeError(`rate must be > 0, got ${rate}`);
@@ -165,11 +187,7 @@ export class TokenBucket {
     const size = Math.max(1, Math.floor(rate));
     if (size !== this.#recent.length) {
       // Keep the most recent grants, newest last, so the cap stays honest across the change.
-      const ordered = [
-        ...this.#recent.slice(this.#recentHead),
-        ...this.#recent.slice(0, this.#recentHead),
-      ];
-      const kept = ordered.slice(-size);
+      const kept = this.#ordered().slice(-size);
       this.#recent = [...new Array(size - kept.length).fill(-Infinity), ...kept];
       this.#recentHead = 0;
     }

@@ -5,7 +5,11 @@
 import assert from "node:assert/strict";
 import type { ControlRecord, Sandbox } from "controls-sandbox";
 
-const isClient = (c: ControlRecord) => c.set_by === "CLIENT" || c.set_by === "SET_BY_CLIENT";
+/** Set by the client, in either spelling the platform uses. */
+export const isClient = (c: ControlRecord) => c.set_by === "CLIENT" || c.set_by === "SET_BY_CLIENT";
+/** Set by the service, in either spelling the platform uses. */
+export const isService = (c: ControlRecord) =>
+  c.set_by === "SERVICE" || c.set_by === "SET_BY_SERVICE";
 
 /** An identity's active CLIENT SELL_ONLY controls. */
 export const clientSellOnly = (sandbox: Sandbox, id: string): ControlRecord[] =>

@@ -3,16 +3,14 @@
  * source's flags with the tables of issue 27 written out plainly (not with the tool's classifier),
  * for tests to compare the tool's counts with.
  */
-import type { ControlRecord, Sandbox } from "controls-sandbox";
+import type { Sandbox } from "controls-sandbox";
+import { isClient, isService } from "./platform-assertions.ts";
 
 export interface SourceFlags {
   readonly id: string;
   readonly user_disabled: boolean;
   readonly admin_disabled: boolean;
 }
-
-const isClient = (c: ControlRecord) => /^(SET_BY_)?CLIENT$/.test(c.set_by);
-const isService = (c: ControlRecord) => /^(SET_BY_)?SERVICE$/.test(c.set_by);
 
 /** Active SELL_ONLY controls of an identity, by owner. */
 export function sellOnlyOf(sandbox: Sandbox, id: string) {

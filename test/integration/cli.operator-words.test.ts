@@ -31,13 +31,16 @@ describe("the CLI's smaller words", () => {
     assert.equal(unknownCommand("Unknown argument: x", ["x"]), undefined);
   });
 
-  it("-v and -V print the version, not the help", async () => {
-    for (const flag of ["-v", "-V"]) {
+  it("-v and --version print the version, not the help; -V is not a spelling of it", async () => {
+    for (const flag of ["-v", "--version"]) {
       const r = await runCli([flag]);
       assert.equal(r.code, 0, `${flag}: ${r.stderr}`);
       assert.equal(r.stdout, `${version}\n`, flag);
       assert.doesNotMatch(r.stderr, /Commands:/, flag);
     }
+    const r = await runCli(["-V"]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.ok(!r.stdout.includes(version) && !r.stderr.startsWith(version), "no version printed");
   });
 
   it("--help on a pipe is wrapped at COLUMNS, and report --help names report.html", async () => {

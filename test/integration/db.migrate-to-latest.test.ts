@@ -38,6 +38,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "source_oid",
     "source_database",
     "platform_key",
+    "closing_sends",
   ],
   source_rows: [
     "run_id",
@@ -142,7 +143,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "legacy_unread",
     "seen_by_run_id",
   ],
-  source_id_sets: ["id", "api_url", "source", "run_id", "refreshed_at"],
+  source_id_sets: ["id", "source", "run_id", "refreshed_at", "platform_key"],
   source_ids: ["set_id", "h"],
 };
 

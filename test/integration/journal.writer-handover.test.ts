@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { insertRun, newRunId } from "../../src/db/journal/run-queries.ts";
-import { handoverAt, lastWriter } from "../../src/db/journal/writer-handover.ts";
+import { claimRun, insertRun, newRunId } from "../../src/db/journal/run-queries.ts";
+import { handover, lastWriter, recordClosingSends } from "../../src/db/journal/writer-handover.ts";
 import { TOOL_TABLES } from "../../src/db/schema.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
 
@@ -13,23 +13,46 @@ const NOW = Date.parse("2026-11-29T09:00:00Z");
 const HEARTBEAT = 10_000;
 const GUARD = 20;
 
-describe("handoverAt", () => {
-  it("is 0 when no writer ran before", () => {
-    assert.equal(handoverAt(undefined, NOW, HEARTBEAT, GUARD), 0);
+const SENDS = { "/v2/identity/controls": [NOW - 400, NOW - 200] };
+
+describe("handover", () => {
+  it("is nothing when no writer ran before", () => {
+    assert.equal(handover(undefined, NOW, HEARTBEAT, GUARD), null);
   });
 
-  it("waits a second and the guard past a finished writer's end, and never past now plus that", () => {
-    const finished = (ms: number) => ({ finishedAt: new Date(ms), aliveAt: new Date(ms - 5000) });
-    assert.equal(handoverAt(finished(NOW - 300), NOW, HEARTBEAT, GUARD), NOW + 720);
-    assert.ok(handoverAt(finished(NOW - 60_000), NOW, HEARTBEAT, GUARD) < NOW);
-    assert.equal(handoverAt(finished(NOW + 90_000), NOW, HEARTBEAT, GUARD), NOW + 1020);
+  it("counts a finished writer's closing sends in the next one's cap, with no wait of its own", () => {
+    const last = { finishedAt: new Date(NOW - 100), aliveAt: new Date(NOW - 5000) };
+    assert.deepEqual(handover({ ...last, closingSends: SENDS }, NOW, HEARTBEAT, GUARD), {
+      sends: SENDS,
+    });
   });
 
-  it("waits a full second from now after a writer that died within its heartbeat's interval, and not at all after one long dead", () => {
-    const died = (aliveMs: number) => ({ finishedAt: null, aliveAt: new Date(aliveMs) });
-    assert.equal(handoverAt(died(NOW - 9_000), NOW, HEARTBEAT, GUARD), NOW + 1020);
-    assert.equal(handoverAt(died(NOW - 10_500), NOW, HEARTBEAT, GUARD), NOW + 1020);
-    assert.equal(handoverAt(died(NOW - 12_000), NOW, HEARTBEAT, GUARD), 0);
+  it("holds a second and the guard past the finish of a writer that recorded no sends, never past now plus that", () => {
+    const finished = (ms: number) => ({
+      finishedAt: new Date(ms),
+      aliveAt: new Date(ms - 5000),
+      closingSends: null,
+    });
+    assert.deepEqual(handover(finished(NOW - 300), NOW, HEARTBEAT, GUARD), {
+      holdUntil: NOW + 720,
+    });
+    assert.equal(handover(finished(NOW - 60_000), NOW, HEARTBEAT, GUARD), null);
+    assert.deepEqual(handover(finished(NOW + 90_000), NOW, HEARTBEAT, GUARD), {
+      holdUntil: NOW + 1020,
+    });
+  });
+
+  it("holds a full second from now after a writer that died within its heartbeat's interval, and not at all after one long dead", () => {
+    const died = (aliveMs: number) => ({
+      finishedAt: null,
+      aliveAt: new Date(aliveMs),
+      closingSends: null,
+    });
+    assert.deepEqual(handover(died(NOW - 9_000), NOW, HEARTBEAT, GUARD), { holdUntil: NOW + 1020 });
+    assert.deepEqual(handover(died(NOW - 10_500), NOW, HEARTBEAT, GUARD), {
+      holdUntil: NOW + 1020,
+    });
+    assert.equal(handover(died(NOW - 12_000), NOW, HEARTBEAT, GUARD), null);
   });
 });
 
@@ -69,7 +92,20 @@ for (const backend of backends) {
       assert.deepEqual(await lastWriter(h.db), {
         finishedAt: null,
         aliveAt: new Date(NOW - 2_000),
+        closingSends: null,
       });
+    });
+
+    it("gives back the closing sends a process recorded, and forgets them when a resume claims the run again", async () => {
+      const id = await run("apply", {
+        started_at: new Date(NOW),
+        heartbeat_at: new Date(NOW + 1000),
+        finished_at: new Date(NOW + 2000),
+      });
+      await recordClosingSends(h.db, id, SENDS);
+      assert.deepEqual((await lastWriter(h.db))?.closingSends, SENDS);
+      await claimRun(h.db, id);
+      assert.equal((await lastWriter(h.db))?.closingSends, null);
     });
   });
 }

@@ -144,4 +144,36 @@ describe("RateBudget", () => {
     ]);
     for (const at of Object.values(granted)) assert.ok(at >= 1020, `granted at ${at} ms`);
   });
+
+  it("hands the last second's sends to another budget, whose cap counts them: at 5/s after 5 sends it grants nothing until the oldest is a second and the guard old", async (t) => {
+    t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 10_000 });
+    const logger = createLogger({ level: "error" });
+    const options = { rate: 5, penaltyS: 300, logger, now: () => Date.now() };
+    const first = new RateBudget(options);
+    const controls = "/v2/identity/controls";
+    for (let i = 0; i < 5; i++) {
+      assert.equal(await first.take(controls), true);
+      first.sent(controls);
+      t.mock.timers.tick(200);
+      await settled();
+    }
+    t.mock.timers.tick(1500); // older sends than the last second are not handed on
+    assert.equal(await first.take(controls), true);
+    first.sent(controls);
+    const sends = first.recentSends();
+    assert.deepEqual(Object.keys(sends), [controls]);
+    assert.deepEqual(sends[controls], [12_500]);
+
+    const next = new RateBudget(options);
+    next.addSends({ [controls]: [12_100, 12_200, 12_300, 12_400, 12_500] });
+    let grantedAt = 0;
+    void next.take(controls).then((g) => {
+      if (g) grantedAt = Date.now();
+    });
+    while (grantedAt === 0) {
+      t.mock.timers.tick(1);
+      await settled();
+    }
+    assert.ok(grantedAt >= 12_100 + 1020, `granted at ${grantedAt}`);
+  });
 });

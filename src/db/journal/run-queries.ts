@@ -97,6 +97,7 @@ export async function claimRun(db: Kysely<Database>, id: string): Promise<void> 
       host: hostname(),
       pid: process.pid,
       finished_at: null,
+      closing_sends: null,
       // An earlier close's counts are not this attempt's: the close (or the settling of an
       // abandoned run) writes the true ones.
       counts: "{}",

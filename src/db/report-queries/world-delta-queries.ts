@@ -25,9 +25,13 @@ const T = {
   ids: sql.table(`${TOOL_SCHEMA}.source_ids`),
 };
 
-/** The platform and source a run was bound to, as `runs.options` records them. */
+/**
+ * The platform and source a run was bound to: the platform's key as `runs.platform_key` records it
+ * (0014: API URL, token URL and client id; a run of an older version recorded none and is in no
+ * lineage) and the source as `runs.options` records it.
+ */
 export interface Lineage {
-  readonly apiUrl: string;
+  readonly platformKey: string;
   readonly source: Readonly<Record<string, unknown>>;
 }
 
@@ -35,7 +39,7 @@ export interface Lineage {
 function lineageRuns(runId: string, l: Lineage): RawBuilder<unknown> {
   return sql`select id, started_at from ${T.runs}
     where mode in ('apply', 'reconcile') and source_rows_read is not null
-      and options->>'api_url' = ${l.apiUrl} and options->'source' = ${JSON.stringify(l.source)}::jsonb
+      and platform_key = ${l.platformKey} and options->'source' = ${JSON.stringify(l.source)}::jsonb
       and started_at < (select started_at from ${T.runs} where id = ${runId})`;
 }
 
@@ -76,9 +80,12 @@ function stateCtes(d: DeltaRuns): RawBuilder<unknown> {
   return sql`
     done as (
       select a.identity_id, a.action, a.control_key, a.result_control_id from ${T.a} a
-      where a.status = 'succeeded' and a.run_id in (select id from ${T.runs}
-        where started_at >= (select started_at from ${T.runs} where id = ${P})
-          and started_at < (select started_at from ${T.runs} where id = ${R}))),
+      where a.status = 'succeeded' and a.run_id in (select r.id from ${T.runs} r
+        left join ${T.runs} o on o.id = r.parent_run_id
+        where r.started_at >= (select started_at from ${T.runs} where id = ${P})
+          and r.started_at < (select started_at from ${T.runs} where id = ${R})
+          -- writes to the same platform only: a revert's are its reverted run's platform's
+          and coalesce(r.platform_key, o.platform_key) = (select platform_key from ${T.runs} where id = ${P}))),
     p_ctl as (
       select identity_id, control_id, case when set_by = 'unknown' then set_by_raw else upper(set_by) end as set_by,
         is_overridable

@@ -1,7 +1,7 @@
 /**
  * The source's ids as the last writing run of a platform and source read them (0011): what tells
  * a row added since then (`source_row_added`) from a clean row whose flag was set (`flag_set`),
- * since a run stores only the rows with a flag set. One set per platform and source, refreshed in
+ * since a run stores only the rows with a flag set. One set per platform (its key, 0016) and source, refreshed in
  * one statement by each writing run once its read is complete; ids as 64-bit hashes
  * (`hashtextextended`) of their lower-case text, so a million ids take 8 MB, not their text.
  */
@@ -10,9 +10,9 @@ import type { SourceConfig } from "../../config.ts";
 import { type Database, TOOL_SCHEMA } from "../schema.ts";
 import { resolveSource } from "./source-relation.ts";
 
-/** The platform and source a set belongs to (`world-delta-queries.ts`' `Lineage`). */
+/** The platform (its key) and source a set belongs to (`world-delta-queries.ts`' `Lineage`). */
 interface SetLineage {
-  readonly apiUrl: string;
+  readonly platformKey: string;
   readonly source: Readonly<Record<string, unknown>>;
 }
 
@@ -36,7 +36,7 @@ export async function sourceIdSetOf(
   runId: string,
 ): Promise<number | undefined> {
   const r = await sql<{ id: number }>`select id from ${SETS}
-    where api_url = ${l.apiUrl} and source = ${JSON.stringify(l.source)}::jsonb
+    where platform_key = ${l.platformKey} and source = ${JSON.stringify(l.source)}::jsonb
       and run_id = ${runId}`.execute(db);
   return r.rows[0]?.id;
 }
@@ -57,8 +57,9 @@ export async function refreshSourceIdSet(
 ): Promise<void> {
   const src = await resolveSource(db, source);
   const set = await sql<{ id: number }>`
-    insert into ${SETS} (api_url, source, run_id) values (${l.apiUrl}, ${JSON.stringify(l.source)}::jsonb, '')
-    on conflict (api_url, source) do update set api_url = excluded.api_url
+    insert into ${SETS} (platform_key, source, run_id)
+    values (${l.platformKey}, ${JSON.stringify(l.source)}::jsonb, '')
+    on conflict (platform_key, source) do update set platform_key = excluded.platform_key
     returning id`.execute(db);
   const setId = set.rows[0]?.id;
   if (setId === undefined) throw new Error("source_id_sets: no set id returned");

@@ -20,7 +20,7 @@ import { CLIENT_CREATABLE_TYPES } from "../classify/mapping.ts";
 import { LocalChannel } from "../steer/local-channel.ts";
 import { type ActionControl, RunControl } from "../steer/run-control.ts";
 import { fail, unsentOnCancel, verify } from "./action-outcome.ts";
-import { stillToCreate, withAwaitedCreates } from "./awaited-create.ts";
+import { stillToCreate, withAwaitedCreates, withdrawnForPlatform } from "./awaited-create.ts";
 import { answerMismatch, settleUnexpectedAnswer } from "./create-answer.ts";
 import { runDelete } from "./delete-action.ts";
 import type { ExecutorContext } from "./executor-context.ts";
@@ -61,7 +61,7 @@ async function runCreate(ctx: ExecutorContext, a: Action): Promise<void> {
         http_status: created.httpStatus,
         error: null,
       });
-      return;
+      return await withdrawnForPlatform(ctx, a, created.id);
     } catch (err) {
       if (!(err instanceof PlatformError)) throw err;
       if (await unsentOnCancel(ctx, a, err)) return;

@@ -45,7 +45,7 @@ import { buildRunSummary } from "./run-summary.ts";
 import { runVerdict } from "./run-verdict.ts";
 import { recordUnreported } from "./unreported-run.ts";
 import { assessWorld, finalTally } from "./world-delta.ts";
-import { holdForPreviousWriter } from "./writer-handover.ts";
+import { handOverToNextWriter, takeOverFromLastWriter } from "./writer-handover.ts";
 
 export type { PendingWrites, PipelineDeps, PipelineOptions } from "./pipeline-context.ts";
 
@@ -77,9 +77,17 @@ export async function runPipeline(
       `Another apply/reconcile is running on this database: ${who}. Wait for it to finish.`,
     );
   }
+  if (!writer) return runLocked(deps, options);
+  let runId: string | undefined;
+  const onRunStarted = (id: string) => {
+    runId = id;
+    deps.onRunStarted?.(id);
+  };
   try {
-    return await runLocked(deps, options);
+    await takeOverFromLastWriter(deps);
+    return await runLocked({ ...deps, onRunStarted }, options);
   } finally {
+    if (runId) await handOverToNextWriter(deps, runId);
     await lock?.release();
   }
 }
@@ -91,10 +99,7 @@ export async function runPipeline(
  */
 async function runLocked(deps: PipelineDeps, options: PipelineOptions): Promise<PipelineResult> {
   const startedMs = Date.now();
-  if (options.mode !== "plan") {
-    await holdForPreviousWriter(deps);
-    await settleUnfinishedWriters(deps, options);
-  }
+  if (options.mode !== "plan") await settleUnfinishedWriters(deps, options);
   if (options.run.plan) await checkPlanRun(deps, options, options.run.plan);
   const resumeId = options.run.resume;
   // A signal heard while the schema was migrated or the lock taken: no run is claimed after it.

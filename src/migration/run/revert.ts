@@ -41,7 +41,7 @@ import {
 import { declineRevert, RevertDeclined } from "./revert-declined.ts";
 import { HEARTBEAT_MS } from "./run-lifecycle.ts";
 import { buildRunSummary, readRunFigures, tallyOf } from "./run-summary.ts";
-import { holdForPreviousWriter } from "./writer-handover.ts";
+import { handOverToNextWriter, takeOverFromLastWriter } from "./writer-handover.ts";
 
 export type { RevertDeps, RevertOptions, RevertResult } from "./revert-context.ts";
 export { revertResumeCommand } from "./revert-context.ts";
@@ -72,17 +72,20 @@ export async function runRevert(deps: RevertDeps, o: RevertOptions): Promise<Rev
         : `Another apply, reconcile or revert is running on this database${holder ? `: run ${holder.id} (${holder.mode}, pid ${holder.pid} on ${holder.host})` : ""}. Wait for it to finish.`,
     );
   }
+  const client = deps.client;
+  let id: string | undefined;
   try {
-    if (deps.client) await holdForPreviousWriter({ handle: deps.handle, client: deps.client });
+    if (client) await takeOverFromLastWriter({ handle: deps.handle, client });
     await markStaleRunsInterrupted(db, o.revert.resume);
     const of = await revertableRun(deps, o.ofRunId);
     const startedMs = Date.now();
-    const id = o.revert.resume
+    id = o.revert.resume
       ? await claimResumedRevert(deps, o, o.revert.resume)
       : await claimNewRevert(deps, o, of);
     deps.onRunStarted?.(id);
     return await runClaimed(deps, o, id, startedMs);
   } finally {
+    if (client && id) await handOverToNextWriter({ handle: deps.handle, client }, id);
     await lock.release();
   }
 }

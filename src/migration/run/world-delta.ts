@@ -36,14 +36,19 @@ import { readMarkedThenUnkept } from "../read/identity-reads.ts";
 import { coverageOf } from "./coverage.ts";
 import { CLIENT_WORK_KINDS, type RunTally } from "./exit-code.ts";
 import type { PipelineDeps, PipelineOptions } from "./pipeline-context.ts";
+import { platformKey } from "./run-binding.ts";
 import { findingResolution, type RunFigures, readRunFigures, tallyOf } from "./run-summary.ts";
 
 const PAGE = 1000;
 const LISTINGS = new Set(["bulk", "filtered"]);
 
-/** The platform and source a run is bound to, as `runs.options` records them. */
+/**
+ * The platform and source a run is bound to: the platform's key (API URL, token URL and client
+ * id, as `runs.platform_key` records it), so that two platforms of one API URL never share a
+ * previous run or a source id set; the source as `runs.options` records it.
+ */
 export function lineageOf(options: PipelineOptions): Lineage {
-  return { apiUrl: options.platform.apiUrl, source: { ...options.source } };
+  return { platformKey: platformKey(options.platform), source: { ...options.source } };
 }
 
 /**

@@ -1,25 +1,43 @@
 /**
- * A writer's first requests wait out the second in which the writer before it (a killed apply this
- * run resumes, an interrupted reconcile) may still have sent: the platform counts requests per
- * second whichever process sends them.
+ * The hand-over between writer processes on one database: the platform counts requests per second
+ * whichever process sends them, so a writer's one-second cap also counts the last second of the
+ * writer before it (a killed apply this run resumes, an interrupted reconcile, a finished one).
  */
 import type { Kysely } from "kysely";
-import { handoverAt, lastWriter } from "../../db/journal/writer-handover.ts";
+import { handover, lastWriter, recordClosingSends } from "../../db/journal/writer-handover.ts";
 import type { Database } from "../../db/schema.ts";
 import { CAP_GUARD_MS, type PlatformClient } from "../../platform/index.ts";
 import { HEARTBEAT_MS } from "./run-lifecycle.ts";
 
+interface HandoverDeps {
+  readonly handle: { readonly db: Kysely<Database> };
+  readonly client: Pick<PlatformClient, "handover">;
+}
+
 /**
- * Holds every request of `client` until the last writer's final second has passed. Call it once the
- * writer lock is held (its holder is gone), before anything is sent.
+ * Counts the last writer's closing sends in this client's caps, or holds every request until its
+ * last second is over. Call it once the writer lock is held (its holder is gone), before any send.
  *
  * @example
- *   await holdForPreviousWriter({ handle, client });
+ *   await takeOverFromLastWriter({ handle, client });
  */
-export async function holdForPreviousWriter(deps: {
-  readonly handle: { readonly db: Kysely<Database> };
-  readonly client: Pick<PlatformClient, "holdUntil">;
-}): Promise<void> {
-  const at = handoverAt(await lastWriter(deps.handle.db), Date.now(), HEARTBEAT_MS, CAP_GUARD_MS);
-  if (at > Date.now()) deps.client.holdUntil(at);
+export async function takeOverFromLastWriter(deps: HandoverDeps): Promise<void> {
+  const now = Date.now();
+  const how = handover(await lastWriter(deps.handle.db), now, HEARTBEAT_MS, CAP_GUARD_MS);
+  if (how && "sends" in how) deps.client.handover.addSends(how.sends);
+  else if (how) deps.client.handover.holdUntil(how.holdUntil);
+}
+
+/**
+ * Records this client's last second of sends on `runId`, for the next writer. Call it while the
+ * writer lock is still held. Never throws: the run's own outcome matters more (the next writer
+ * then holds a second instead).
+ *
+ * @example
+ *   await handOverToNextWriter({ handle, client }, runId);
+ */
+export async function handOverToNextWriter(deps: HandoverDeps, runId: string): Promise<void> {
+  await recordClosingSends(deps.handle.db, runId, deps.client.handover.recentSends()).catch(
+    () => {},
+  );
 }
