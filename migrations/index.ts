@@ -16,6 +16,7 @@ import * as sourceRereadEvent from "./0010-source-reread-event.ts";
 import * as sourceIdSets from "./0011-source-id-sets.ts";
 import * as listedClaims from "./0012-listed-claims.ts";
 import * as runWorldIdentity from "./0014-run-world-identity.ts";
+import * as observedVia from "./0015-observed-via.ts";
 import * as platformKeyedLineage from "./0016-platform-keyed-lineage.ts";
 import * as closingSends from "./0017-closing-sends.ts";
 
@@ -32,6 +33,7 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0011_source_id_sets": sourceIdSets,
   "0012_listed_claims": listedClaims,
   "0014_run_world_identity": runWorldIdentity,
+  "0015_observed_via": observedVia,
   "0016_platform_keyed_lineage": platformKeyedLineage,
   "0017_closing_sends": closingSends,
 });

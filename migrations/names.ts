@@ -16,6 +16,7 @@ export const MIGRATION_NAMES: readonly string[] = Object.freeze([
   "0011_source_id_sets",
   "0012_listed_claims",
   "0014_run_world_identity",
+  "0015_observed_via",
   "0016_platform_keyed_lineage",
   "0017_closing_sends",
 ]);

@@ -8,6 +8,8 @@ import type { ColumnType, Generated } from "kysely";
 import type { Timestamp } from "./column-types.ts";
 
 export type SnapshotStatus = "found" | "not_found" | "error";
+/** How a run observed an identity: on a listing page, or read by its id (0015). */
+export type ObservedVia = "listing" | "by_id";
 export type SetBy = "client" | "service" | "unknown";
 
 /** The interesting source rows of a run: any flag true, or an anomaly. */
@@ -37,6 +39,8 @@ export interface SnapshotIdentitiesTable {
   /** The platform's legacy fields as read with the identity; null: not read (0008). */
   platform_user_disabled: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
   platform_admin_disabled: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
+  /** How this run observed it, recorded as it did; null: the read failed, or an older version (0015). */
+  observed_via: ColumnType<ObservedVia | null, ObservedVia | null | undefined, ObservedVia | null>;
 }
 
 /** Identities a listing read before the source rows were stored, until they are sorted (0005). */

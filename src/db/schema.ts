@@ -45,6 +45,7 @@ export const TOOL_TABLES = {
   listedClaims: `${TOOL_SCHEMA}.listed_claims`,
   platformWaitSightings: `${TOOL_SCHEMA}.platform_wait_sightings`,
   worldChanges: `${TOOL_SCHEMA}.world_changes`,
+  carriedFindings: `${TOOL_SCHEMA}.carried_findings`,
 } as const;
 
 export type RunMode = "plan" | "apply" | "reconcile" | "revert";
@@ -227,6 +228,19 @@ export interface WorldChangesTable {
   seen_at: Timestamp;
 }
 
+/**
+ * What a writing run did not observe, as last known (0015): a finding (null: known clean) of an
+ * identity, and the run that last observed it. Identity '': every other identity, clean.
+ */
+export interface CarriedFindingsTable {
+  run_id: string;
+  identity_id: string;
+  finding: string | null;
+  owner: ColumnType<string, string | undefined, string>;
+  legacy_unread: ColumnType<boolean, boolean | undefined, boolean>;
+  seen_by_run_id: string;
+}
+
 export interface Database {
   [TOOL_TABLES.runs]: RunsTable;
   [TOOL_TABLES.sourceRows]: SourceRowsTable;
@@ -241,6 +255,7 @@ export interface Database {
   [TOOL_TABLES.listedClaims]: ListedClaimsTable;
   [TOOL_TABLES.platformWaitSightings]: PlatformWaitSightingsTable;
   [TOOL_TABLES.worldChanges]: WorldChangesTable;
+  [TOOL_TABLES.carriedFindings]: CarriedFindingsTable;
 }
 
 export type Run = Selectable<RunsTable>;

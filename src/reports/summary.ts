@@ -139,6 +139,11 @@ export interface RunSummary {
     readonly compared_identities?: number;
     /** Findings whose kind held and whose owner changed: neither new nor resolved. */
     readonly changed_findings?: number;
+    /**
+     * Findings of identities this run did not observe, kept as last seen by an earlier run: in
+     * all, and by the run that last observed them. Neither new nor resolved.
+     */
+    readonly last_seen?: { readonly findings: number; readonly by_run: Record<string, number> };
   } | null;
   readonly exit_code: number;
   /**
@@ -154,14 +159,18 @@ export interface RunSummary {
 }
 
 /**
- * ", 3 changed, over 9,843 identities both runs observed" (empty for summaries written before
- * issue 50 counted them).
+ * ", 3 changed, over 9,843 identities both runs observed; findings of identities this run did
+ * not read: 237 last seen by run X" (empty for summaries written before issue 50 counted them).
  */
 export function comparedNote(c: NonNullable<RunSummary["changes"]>): string {
   if (c.compared_identities === undefined) return "";
   const changed = c.changed_findings ? `, ${c.changed_findings} changed` : "";
   const n = c.compared_identities;
-  return `${changed}, over ${n} identit${n === 1 ? "y" : "ies"} both runs observed`;
+  const seen = Object.entries(c.last_seen?.by_run ?? {})
+    .map(([run, k]) => `${k} last seen by run ${run}`)
+    .join(", ");
+  const kept = seen ? `; findings of identities this run did not read: ${seen}` : "";
+  return `${changed}, over ${n} identit${n === 1 ? "y" : "ies"} both runs observed${kept}`;
 }
 
 /** `would delete 117 controls run X created, would re-create 3 it pruned` (a dry run's words). */

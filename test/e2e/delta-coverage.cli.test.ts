@@ -72,6 +72,39 @@ for (const backend of backends) {
       assert.equal(bulk.code, 0, bulk.stderr.slice(-3000));
     });
 
+    it("a per-identity night after a bulk night keeps the findings of identities it did not read as last seen by the bulk run, never resolved; the next bulk night reports what changed on them meanwhile and nothing else", async () => {
+      const bulk = summaryOf(await w.run("reconcile", "--state", "bulk"));
+      const unread = [EXTRA_CONTROL, LEGACY_ONLY];
+      const partial = await w.run("reconcile", "--state", "per-identity", "--exit-on", "changes");
+      assert.equal(partial.code, 0, partial.stderr.slice(-3000));
+      const p = summaryOf(partial);
+      assert.equal(p.changes?.resolved_findings, 0, JSON.stringify(p.changes));
+      assert.equal(p.changes?.new_findings, 0, JSON.stringify(p.changes));
+      const kept = p.changes?.last_seen;
+      assert.ok((kept?.findings ?? 0) >= 2, JSON.stringify(kept));
+      assert.deepEqual(Object.keys(kept?.by_run ?? {}), [bulk.run_id]);
+      const rows = parseCsv(readFileSync(join(partial.out, "diff.csv"), "utf8"));
+      for (const id of unread) {
+        const row = rows.find((r) => r.identity_id === id);
+        assert.equal(row?.outcome, `last seen by run ${bulk.run_id}`, JSON.stringify(rows));
+      }
+      const line = `last seen by run ${bulk.run_id}`;
+      for (const text of [partial.md, partial.html, partial.stderr]) assert.ok(text.includes(line));
+      // A real change on an identity the per-identity night did not read: the client's control
+      // on EXTRA_CONTROL goes. The next bulk night compares it with what the bulk night saw.
+      for (const c of w.sandbox.controlsOf(EXTRA_CONTROL)) w.sandbox.deleteControl(c.id);
+      const again = await w.run("reconcile", "--state", "bulk");
+      const a = summaryOf(again);
+      assert.equal(a.changes?.since_run_id, p.run_id);
+      assert.equal(a.changes?.new_findings, 0, JSON.stringify(a.changes));
+      assert.equal(a.changes?.resolved_findings, 1, JSON.stringify(a.changes));
+      assert.deepEqual(a.changes?.last_seen, { findings: 0, by_run: {} });
+      // Nothing changed since: a third bulk night reports neither new nor resolved.
+      const third = summaryOf(await w.run("reconcile", "--state", "bulk", "--exit-on", "changes"));
+      assert.equal(third.changes?.new_findings, 0, JSON.stringify(third.changes));
+      assert.equal(third.changes?.resolved_findings, 0, JSON.stringify(third.changes));
+    });
+
     it("reports the platform's legacy fields set or cleared on the platform as platform_field_set and platform_field_cleared, in summary.json, changes.csv and report.html", async () => {
       w.sandbox.setLegacyFields(IDS[0] ?? "", { admin_disabled: true });
       w.sandbox.setLegacyFields(IDS[1] ?? "", { user_disabled: false });
@@ -84,6 +117,32 @@ for (const backend of backends) {
       assert.ok(kinds.includes(`${IDS[0]}|platform_field_set`), kinds.join("\n"));
       assert.ok(kinds.includes(`${IDS[1]}|platform_field_cleared`), kinds.join("\n"));
       assert.match(r.html, /<td>platform_field_set<\/td><td class="num">1<\/td>/);
+    });
+
+    it("a legacy field cleared on the platform for an identity a bulk run does not keep (no flag in the source, no control) is reported as platform_field_cleared, in summary.json and changes.csv, and set again as platform_field_set", async () => {
+      const before = summaryOf(await w.run("reconcile", "--state", "bulk"));
+      assert.ok(
+        (before.findings.platform_will_restrict ?? 0) >= 1,
+        JSON.stringify(before.findings),
+      );
+      w.sandbox.setLegacyFields(LEGACY_ONLY, { user_disabled: false });
+      const r = await w.run("reconcile", "--state", "bulk");
+      const s = summaryOf(r);
+      assert.equal(s.changes?.outside.platform_field_cleared, 1, JSON.stringify(s.changes));
+      assert.equal(s.changes?.outside.platform_field_set, 0, JSON.stringify(s.changes));
+      assert.equal(s.findings.platform_will_restrict ?? 0, 0, JSON.stringify(s.findings));
+      const csv = parseCsv(readFileSync(join(r.out, "changes.csv"), "utf8"));
+      assert.deepEqual(
+        csv.filter((c) => c.change === "platform_field_cleared").map((c) => c.identity_id),
+        [LEGACY_ONLY],
+      );
+      // A bulk night after it does not keep the identity (both fields false, no control); the
+      // field set again on the platform is seen by the next bulk night.
+      await w.run("reconcile", "--state", "bulk");
+      w.sandbox.setLegacyFields(LEGACY_ONLY, { user_disabled: true });
+      const set = summaryOf(await w.run("reconcile", "--state", "bulk"));
+      assert.equal(set.changes?.outside.platform_field_set, 1, JSON.stringify(set.changes));
+      assert.equal(set.changes?.outside.platform_field_cleared, 0, JSON.stringify(set.changes));
     });
   });
 }

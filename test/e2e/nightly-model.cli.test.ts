@@ -1,12 +1,15 @@
 /**
  * Issue 50 §9: a model-based test of the nightly delta. Random sequences of nights, each a random
  * set of outside changes (SELL_ONLY controls removed or added on the platform, the platform's
- * legacy field set or cleared, flags set or cleared in the source) and a random strategy, are run
+ * legacy field set or cleared, flags set or cleared in the source, source rows deleted, platform
+ * identities deleted, the platform's own migration of an identity) and a random strategy, are run
  * as `reconcile --exit-on changes` through the CLI against the sandbox. The test keeps the ground
- * truth (the platform's controls as it read them after each night, and the source's flags); for
- * every night: `changes.outside` by kind is exact over the identities both nights observed, no
- * identity one of them did not observe is new or resolved, `coverage.not_looked_for` names what
- * the strategy cannot see, and the exit code follows `--exit-on changes`.
+ * truth (the platform's controls as it read them after each night, its legacy fields, which
+ * identities it still holds, and the source's rows and flags); for every night: `changes.outside`
+ * by kind is exact over the identities both nights observed (controls, flags, rows removed, the
+ * platform's legacy fields set and cleared), no identity this night did not observe or the last
+ * did not know is new or resolved, `coverage.not_looked_for` names what the strategy cannot see,
+ * and the exit code follows `--exit-on changes`.
  *
  * CM_MODEL_SEQUENCES sets how many sequences (default 2 per backend in `npm test`: each is 4–6
  * nights of CLI runs, about 55 s on PGlite, so 30 would cost the suite about half an hour; raise
@@ -26,8 +29,9 @@ const SEQUENCES = Number(process.env.CM_MODEL_SEQUENCES ?? 2);
 const SEED = Number(process.env.CM_MODEL_SEED ?? Date.now() % 2_147_483_647);
 const STRATEGIES = ["bulk", "filtered", "per-identity", "auto"] as const;
 
+const KINDS = ["remove", "add", "flag", "field", "dropRow", "dropIdentity", "migrate"] as const;
 type Change = {
-  readonly k: "remove" | "add" | "flag" | "field";
+  readonly k: (typeof KINDS)[number];
   readonly i: number;
   readonly on: boolean;
 };
@@ -40,7 +44,7 @@ const night = fc.record({
   strategy: fc.constantFrom(...STRATEGIES),
   changes: fc.array(
     fc.record({
-      k: fc.constantFrom("remove", "add", "flag", "field"),
+      k: fc.constantFrom(...KINDS),
       i: fc.nat({ max: N - 1 }),
       on: fc.boolean(),
     }),
@@ -48,27 +52,41 @@ const night = fc.record({
   ),
 }) as fc.Arbitrary<Night>;
 
-/** The SELL_ONLY control ids active on each identity. */
-const sellOnly = (w: ReadWorld, ids: readonly string[]) =>
+/** The world as the test knows it: per identity, its source row, flag, platform field, life. */
+interface Truth {
+  readonly flags: boolean[];
+  readonly present: boolean[];
+  readonly fields: boolean[];
+  readonly alive: boolean[];
+}
+
+/** The SELL_ONLY control ids active on each identity (none on one the platform deleted). */
+const sellOnly = (w: ReadWorld, ids: readonly string[], t: Truth) =>
   new Map(
-    ids.map((id) => [
+    ids.map((id, i) => [
       id,
       new Set(
-        w.sandbox
-          .controlsOf(id)
-          .filter((c) => c.type === "SELL_ONLY")
-          .map((c) => c.id),
+        t.alive[i]
+          ? w.sandbox
+              .controlsOf(id)
+              .filter((c) => c.type === "SELL_ONLY")
+              .map((c) => c.id)
+          : [],
       ),
     ]),
   );
 
-/** Identities a run observed: every one for a listing of controls, else those it read. */
+/**
+ * Identities a run observed: every one for a listing of controls, else those it read (found, or
+ * answered 404).
+ */
 async function observed(w: ReadWorld, runId: string): Promise<Set<string> | "all"> {
   const h = await w.target.open({ migrate: false });
   try {
     const r = await sql<{ strategy: string | null; identity_id: string | null }>`
       select r.strategy, s.identity_id from controls_migration.runs r
-      left join controls_migration.snapshot_identities s on s.run_id = r.id and s.status = 'found'
+      left join controls_migration.snapshot_identities s on s.run_id = r.id
+        and s.status in ('found', 'not_found')
       where r.id = ${runId}`.execute(h.db);
     if (r.rows.some((x) => x.strategy === "bulk" || x.strategy === "filtered")) return "all";
     return new Set(r.rows.map((x) => x.identity_id).filter((x): x is string => x !== null));
@@ -77,25 +95,90 @@ async function observed(w: ReadWorld, runId: string): Promise<Set<string> | "all
   }
 }
 
+/**
+ * Identities whose state a run knows: those it observed, and those it carries as last seen by an
+ * earlier run (carried_findings; identity '': every one).
+ */
+async function known(w: ReadWorld, runId: string): Promise<Set<string> | "all"> {
+  const own = await observed(w, runId);
+  if (own === "all") return own;
+  const h = await w.target.open({ migrate: false });
+  try {
+    const r = await sql<{ identity_id: string }>`
+      select distinct identity_id from controls_migration.carried_findings
+      where run_id = ${runId}`.execute(h.db);
+    if (r.rows.some((x) => x.identity_id === "")) return "all";
+    return new Set([...own, ...r.rows.map((x) => x.identity_id)]);
+  } finally {
+    await h.close();
+  }
+}
+
 const seen = (o: Set<string> | "all", id: string) => o === "all" || o.has(id);
 
-/** Applies one night's outside changes; returns what they changed in the source. */
-async function applyChanges(w: ReadWorld, ids: readonly string[], n: Night, flags: boolean[]) {
+/**
+ * What a run's journal says of its reads: the identities it recorded gone (404, or
+ * identity_not_found), and those whose platform legacy fields it read (a complete listing: every
+ * identity, an unkept one had both false).
+ */
+async function journalOf(w: ReadWorld, runId: string) {
+  const h = await w.target.open({ migrate: false });
+  try {
+    const r = await sql<{ identity_id: string; gone: boolean; field: boolean }>`
+      select identity_id, status = 'not_found' as gone,
+        status = 'found' and platform_user_disabled is not null as field
+      from controls_migration.snapshot_identities where run_id = ${runId}
+      union all
+      select identity_id, true, false from controls_migration.findings
+      where run_id = ${runId} and finding = 'identity_not_found' and identity_id is not null`.execute(
+      h.db,
+    );
+    const bulk = await sql<{ n: number }>`select count(*)::int as n from controls_migration.runs
+      where id = ${runId} and strategy = 'bulk'`.execute(h.db);
+    const gone = new Set(r.rows.filter((x) => x.gone).map((x) => x.identity_id));
+    const fields: Set<string> | "all" =
+      (bulk.rows[0]?.n ?? 0) > 0
+        ? "all"
+        : new Set(r.rows.filter((x) => x.field).map((x) => x.identity_id));
+    return { gone, fields };
+  } finally {
+    await h.close();
+  }
+}
+
+/** Applies one night's outside changes to the world and to the truth. */
+async function applyChanges(w: ReadWorld, ids: readonly string[], n: Night, t: Truth) {
   const h = await w.target.open({ migrate: false });
   try {
     for (const c of n.changes) {
       const id = ids[c.i] ?? "";
-      if (c.k === "remove") {
+      const holds = (setBy: string) =>
+        w.sandbox.controlsOf(id).some((x) => x.type === "SELL_ONLY" && x.set_by === setBy);
+      if (c.k === "dropRow" && t.present[c.i]) {
+        t.present[c.i] = false;
+        t.flags[c.i] = false;
+        await sql`delete from identities where id = ${id}`.execute(h.db);
+      } else if (c.k === "flag" && t.present[c.i]) {
+        t.flags[c.i] = c.on;
+        await sql`update identities set user_disabled = ${c.on} where id = ${id}`.execute(h.db);
+      } else if (!t.alive[c.i]) {
+        // The platform deleted it: no control and no field of it changes any more.
+      } else if (c.k === "dropIdentity") {
+        t.alive[c.i] = false;
+        w.sandbox.removeIdentity(id);
+      } else if (c.k === "migrate" && t.fields[c.i] && !holds("SET_BY_CLIENT")) {
+        // The platform's own migration of user_disabled, as its background job writes it.
+        const reason = "migrated from user_disabled";
+        w.sandbox.addControl(id, { type: "SELL_ONLY", set_by: "SET_BY_CLIENT", reason });
+      } else if (c.k === "remove") {
         for (const ctl of w.sandbox.controlsOf(id).filter((x) => x.type === "SELL_ONLY")) {
           w.sandbox.deleteControl(ctl.id);
         }
       } else if (c.k === "add" && w.sandbox.controlsOf(id).every((x) => x.type !== "SELL_ONLY")) {
         w.sandbox.addControl(id, { type: "SELL_ONLY", set_by: "SET_BY_CLIENT" });
       } else if (c.k === "field") {
+        t.fields[c.i] = c.on;
         w.sandbox.setLegacyFields(id, { user_disabled: c.on });
-      } else if (c.k === "flag") {
-        flags[c.i] = c.on;
-        await sql`update identities set user_disabled = ${c.on} where id = ${id}`.execute(h.db);
       }
     }
   } finally {
@@ -103,59 +186,96 @@ async function applyChanges(w: ReadWorld, ids: readonly string[], n: Night, flag
   }
 }
 
+/** What the test knew after the night before: its run, controls and truth. */
+interface Before {
+  readonly runId: string;
+  readonly controls: Map<string, Set<string>>;
+  readonly truth: Truth;
+}
+
+const copy = (t: Truth): Truth => ({
+  flags: [...t.flags],
+  present: [...t.present],
+  fields: [...t.fields],
+  alive: [...t.alive],
+});
+
+/** Checks one night's summary against the ground truth. */
+async function checkNight(w: ReadWorld, ids: readonly string[], n: Night, b: Before, t: Truth) {
+  const controls = sellOnly(w, ids, t);
+  const r = await w.run("reconcile", "--state", n.strategy, "--exit-on", "changes");
+  const s = summaryOf(r);
+  const label = `${n.strategy} after ${JSON.stringify(n.changes)}: ${r.stderr.slice(-1500)}`;
+  const [now, then] = [await observed(w, s.run_id), await observed(w, b.runId)];
+  const thenKnown = await known(w, b.runId);
+  const [jNow, jThen] = [await journalOf(w, s.run_id), await journalOf(w, b.runId)];
+  const count = { removed: 0, added: 0, fieldSet: 0, fieldCleared: 0 };
+  ids.forEach((id, i) => {
+    const [was, is] = [b.controls.get(id) ?? new Set(), controls.get(id) ?? new Set()];
+    // Compared only where both nights observed the identity; one a night found gone is
+    // identity_vanished, not its controls removed.
+    if (!seen(now, id) || !seen(then, id)) return;
+    if (!jNow.gone.has(id)) count.removed += [...was].filter((c) => !is.has(c)).length;
+    if (!jThen.gone.has(id)) count.added += [...is].filter((c) => !was.has(c)).length;
+    // The platform's legacy field: where both nights read it of an identity the platform holds.
+    if (!t.alive[i] || !seen(jNow.fields, id) || !seen(jThen.fields, id)) return;
+    if (t.fields[i] && !b.truth.fields[i]) count.fieldSet += 1;
+    if (!t.fields[i] && b.truth.fields[i]) count.fieldCleared += 1;
+  });
+  const o = s.changes?.outside ?? {};
+  assert.equal(o.control_removed, count.removed, `control_removed, ${label}`);
+  assert.equal(o.control_added, count.added, `control_added, ${label}`);
+  assert.equal(o.platform_field_set, count.fieldSet, `platform_field_set, ${label}`);
+  assert.equal(o.platform_field_cleared, count.fieldCleared, `platform_field_cleared, ${label}`);
+  const [f, f0] = [t.flags, b.truth.flags];
+  const kept = (i: number) => t.present[i] === true;
+  assert.equal(o.flag_set, f.filter((x, i) => kept(i) && x && !f0[i]).length, `flag_set, ${label}`);
+  const cleared = f.filter((x, i) => kept(i) && !x && f0[i]).length;
+  assert.equal(o.flag_cleared, cleared, `flag_cleared, ${label}`);
+  // A flagged row deleted from the source: the last night held it, this one finds it gone.
+  const gone = f0.filter((x, i) => x && !kept(i) && b.truth.present[i]).length;
+  assert.equal(o.source_row_removed, gone, `source_row_removed, ${label}`);
+  assert.deepEqual(s.coverage?.not_looked_for, NOT_LOOKED_FOR[s.strategy ?? ""], label);
+  const changes = (s.changes?.outside_total ?? 0) + (s.changes?.new_client_work ?? 0);
+  assert.equal(r.code, changes > 0 ? 2 : 0, `exit code, ${label}`);
+  const h = await w.target.open({ migrate: false });
+  try {
+    for (const side of ["added", "resolved"] as const) {
+      for (const x of await findingDeltaRows(h.db, s.run_id, b.runId, side, 1000)) {
+        if (x.identity_id === null) continue;
+        // New or resolved only where this night observed it and the last knew it.
+        assert.ok(seen(now, x.identity_id) && seen(thenKnown, x.identity_id), `${side} ${label}`);
+      }
+    }
+  } finally {
+    await h.close();
+  }
+  // The next night compares with this one after its writes.
+  return { runId: s.run_id, controls: sellOnly(w, ids, t), truth: copy(t) };
+}
+
 /** Runs one sequence of nights and checks each against the ground truth. */
 async function sequence(backend: (typeof backends)[number], nights: readonly Night[], seq: number) {
   const ids = worldIds(N, 7000 + seq);
   const flags = ids.map((_, i) => i % 2 === 0);
+  const t: Truth = {
+    flags,
+    present: ids.map(() => true),
+    fields: [...flags],
+    alive: ids.map(() => true),
+  };
   const rows: Row[] = ids.map((id, i) => [id, flags[i] ?? false, false]);
   const w = await readWorld(backend, rows);
   try {
-    let prev = await w.run("reconcile", "--state", "bulk");
-    let prevId = summaryOf(prev).run_id;
-    let before = sellOnly(w, ids);
-    let flagsBefore = [...flags];
+    const first = await w.run("reconcile", "--state", "bulk");
+    let b: Before = {
+      runId: summaryOf(first).run_id,
+      controls: sellOnly(w, ids, t),
+      truth: copy(t),
+    };
     for (const n of nights) {
-      await applyChanges(w, ids, n, flags);
-      const truth = sellOnly(w, ids);
-      const r = await w.run("reconcile", "--state", n.strategy, "--exit-on", "changes");
-      const s = summaryOf(r);
-      const label = `${n.strategy} after ${JSON.stringify(n.changes)}: ${r.stderr.slice(-1500)}`;
-      const [now, then] = [await observed(w, s.run_id), await observed(w, prevId)];
-      let removed = 0;
-      let added = 0;
-      for (const id of ids) {
-        const [b, a] = [before.get(id) ?? new Set(), truth.get(id) ?? new Set()];
-        // Compared only where both nights observed the identity.
-        if (!seen(now, id) || !seen(then, id)) continue;
-        removed += [...b].filter((c) => !a.has(c)).length;
-        added += [...a].filter((c) => !b.has(c)).length;
-      }
-      const o = s.changes?.outside ?? {};
-      assert.equal(o.control_removed, removed, `control_removed, ${label}`);
-      assert.equal(o.control_added, added, `control_added, ${label}`);
-      const set = flags.filter((f, i) => f && !flagsBefore[i]).length;
-      const cleared = flags.filter((f, i) => !f && flagsBefore[i]).length;
-      assert.equal(o.flag_set, set, `flag_set, ${label}`);
-      assert.equal(o.flag_cleared, cleared, `flag_cleared, ${label}`);
-      assert.deepEqual(s.coverage?.not_looked_for, NOT_LOOKED_FOR[s.strategy ?? ""], label);
-      const changes = (s.changes?.outside_total ?? 0) + (s.changes?.new_client_work ?? 0);
-      assert.equal(r.code, changes > 0 ? 2 : 0, `exit code, ${label}`);
-      const h = await w.target.open({ migrate: false });
-      try {
-        for (const side of ["added", "resolved"] as const) {
-          for (const f of await findingDeltaRows(h.db, s.run_id, prevId, side, 1000)) {
-            if (f.identity_id === null) continue;
-            assert.ok(seen(now, f.identity_id) && seen(then, f.identity_id), `${side} ${label}`);
-          }
-        }
-      } finally {
-        await h.close();
-      }
-      // The next night compares with this one after its writes.
-      prev = r;
-      prevId = s.run_id;
-      before = sellOnly(w, ids);
-      flagsBefore = [...flags];
+      await applyChanges(w, ids, n, t);
+      b = await checkNight(w, ids, n, b, t);
     }
   } finally {
     await w.close();

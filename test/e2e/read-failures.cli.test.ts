@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { sql } from "kysely";
 import { parseCsv } from "../helpers/corpus.ts";
 import { backends } from "../helpers/db.ts";
 import { type ReadWorld, type Row, readWorld, summaryOf, worldIds } from "../helpers/read-world.ts";
@@ -21,6 +22,12 @@ const BY_ID = "/v2/identity/identities/";
 const TOKEN = "/oauth2/token";
 /** Reads give up fast: an outage ends in failed reads, not in --max-refused-s. */
 const FAST = ["--max-attempts", "2", "--retry-base-ms", "1", "--retry-cap-ms", "5"];
+
+/** The token endpoint's refusal, as problem+json with `status`. */
+const tokenRefusal = (status: number) => ({
+  status,
+  body: JSON.stringify({ type: "about:blank", title: "Refused", status, detail: "test outage" }),
+});
 
 const readFailedRows = (out: string) =>
   parseCsv(readFileSync(join(out, "diff.csv"), "utf8"))
@@ -52,6 +59,40 @@ for (const backend of backends) {
         assert.equal(w.sandbox.stats().writes.creates, 0, "nothing was sent");
       });
     }
+
+    it("plan --state per-identity whose reads of 4 candidates' controls answer 503 records, per identity as it read them, exactly the other 8 as read by id and the 4 as read failed, and exits 3", async () => {
+      w.proxy.failWhen = (r) =>
+        r.url.startsWith(CONTROLS) && [...UNREADABLE].some((id) => r.url.includes(id))
+          ? "fail"
+          : "forward";
+      const r = await w.run("plan", "--state", "per-identity", ...FAST);
+      w.proxy.failWhen = () => "forward";
+      assert.equal(r.code, 3, r.stderr.slice(-3000));
+      const s = summaryOf(r);
+      assert.deepEqual(s.coverage?.observed_by, {
+        complete_listing: 0,
+        filtered_listing: 0,
+        read_by_id: 8,
+        not_read: 0,
+        read_failed: 4,
+      });
+      assert.deepEqual(readFailedRows(r.out), [...UNREADABLE].sort());
+      const h = await w.target.open({ migrate: false });
+      try {
+        const rows = await sql<{ identity_id: string; status: string; observed_via: string }>`
+          select identity_id, status, observed_via from controls_migration.snapshot_identities
+          where run_id = ${s.run_id} order by identity_id`.execute(h.db);
+        const via = (v: string | null) =>
+          rows.rows.filter((x) => x.observed_via === v).map((x) => x.identity_id);
+        assert.deepEqual(via("by_id"), IDS.filter((id) => !UNREADABLE.has(id)).sort());
+        assert.deepEqual(via(null), [...UNREADABLE].sort());
+        assert.ok(
+          rows.rows.filter((x) => x.observed_via === null).every((x) => x.status === "error"),
+        );
+      } finally {
+        await h.close();
+      }
+    });
 
     for (const cmd of ["plan", "apply", "reconcile"]) {
       it(`${cmd} --state filtered with 4 reads by id answering 503 exits 3, its report lists those 4 as read_failed and its coverage says 8 of 12 read`, async () => {
@@ -88,13 +129,17 @@ for (const backend of backends) {
 
     for (const state of ["bulk", "filtered", "per-identity"]) {
       for (const cmd of ["plan", "apply", "reconcile"]) {
-        it(`${cmd} --state ${state} with the token endpoint refusing exits 1 naming the token endpoint`, async () => {
-          w.proxy.failWhen = (r) => (r.url.startsWith(TOKEN) ? "fail" : "forward");
-          const r = await w.run(cmd, "--state", state, ...FAST);
-          w.proxy.failWhen = () => "forward";
-          assert.equal(r.code, 1, r.stderr.slice(-3000));
-          assert.match(r.stderr, /POST \/oauth2\/token: 503/);
-        });
+        for (const status of [503, 500]) {
+          it(`${cmd} --state ${state} with the token endpoint answering ${status} exits 1 naming the token endpoint`, async () => {
+            const creates = w.sandbox.stats().writes.creates;
+            w.proxy.answerWhen = (r) => (r.url.startsWith(TOKEN) ? tokenRefusal(status) : null);
+            const r = await w.run(cmd, "--state", state, ...FAST);
+            w.proxy.answerWhen = () => null;
+            assert.equal(r.code, 1, r.stderr.slice(-3000));
+            assert.match(r.stderr, new RegExp(`POST /oauth2/token: ${status}`));
+            assert.equal(w.sandbox.stats().writes.creates, creates, "nothing was sent");
+          });
+        }
       }
     }
   });

@@ -1,6 +1,7 @@
 /**
  * What a run read of the candidates it needed (issue 50 §1): counted from its source rows, its
- * snapshot (an identity read, found or answered 404) and its `read_failed` findings.
+ * snapshot (an identity read, found or answered 404, with how it was observed, recorded per
+ * identity as it was: `observed_via`, 0015) and its `read_failed` findings.
  */
 import { type Kysely, sql } from "kysely";
 import { type Database, TOOL_TABLES } from "../schema.ts";
@@ -13,24 +14,21 @@ export interface CoverageCounts {
   readonly read: number;
   /** Of those not observed, identities whose read failed (a `read_failed` finding). */
   readonly readFailed: number;
-  /** Of those read, identities the platform answered 404 for. */
-  readonly notFound: number;
-  /** Of those read, identities holding an active SELL_ONLY (what a filtered listing shows). */
-  readonly sellOnly: number;
+  /** Of those read, identities a listing page showed (the rest were read by id). */
+  readonly listed: number;
 }
 
 /**
  * Counts a run's coverage in one statement.
  *
  * @example
- *   await countCoverage(db, runId) // { candidates: 10000, read: 9843, readFailed: 157 }
+ *   await countCoverage(db, runId) // { candidates: 10000, read: 9843, readFailed: 157, listed: 9800 }
  */
 export async function countCoverage(db: Kysely<Database>, runId: string): Promise<CoverageCounts> {
   const S = sql.table(TOOL_TABLES.sourceRows);
   const I = sql.table(TOOL_TABLES.snapshotIdentities);
   const F = sql.table(TOOL_TABLES.findings);
-  const C = sql.table(TOOL_TABLES.snapshotControls);
-  type Counts = Record<"candidates" | "read" | "failed" | "nf" | "so", number | string>;
+  type Counts = Record<"candidates" | "read" | "failed" | "listed", number | string>;
   const r = await sql<Counts>`
     with cand as (
       select distinct s.identity_id from ${S} s
@@ -41,24 +39,20 @@ export async function countCoverage(db: Kysely<Database>, runId: string): Promis
           and i.identity_id = c.identity_id and i.status in ('found', 'not_found')) as read,
         exists (select 1 from ${F} f where f.run_id = ${runId}
           and f.identity_id = c.identity_id and f.finding = 'read_failed') as failed,
-        exists (select 1 from ${I} i where i.run_id = ${runId}
-          and i.identity_id = c.identity_id and i.status = 'not_found') as nf,
-        exists (select 1 from ${C} x where x.run_id = ${runId} and x.identity_id = c.identity_id
-          and x.type = 'SELL_ONLY' and x.deleted_at is null) as so
+        exists (select 1 from ${I} i where i.run_id = ${runId} and i.identity_id = c.identity_id
+          and i.status in ('found', 'not_found') and i.observed_via = 'listing') as listed
       from cand c
     )
     select count(*) as candidates,
       count(*) filter (where read and not failed) as read,
       count(*) filter (where failed) as failed,
-      count(*) filter (where read and not failed and nf) as nf,
-      count(*) filter (where read and not failed and so) as so
+      count(*) filter (where read and not failed and listed) as listed
     from seen`.execute(db);
   const row = r.rows[0];
   return {
     candidates: Number(row?.candidates ?? 0),
     read: Number(row?.read ?? 0),
     readFailed: Number(row?.failed ?? 0),
-    notFound: Number(row?.nf ?? 0),
-    sellOnly: Number(row?.so ?? 0),
+    listed: Number(row?.listed ?? 0),
   };
 }

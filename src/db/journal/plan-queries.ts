@@ -28,8 +28,9 @@ export async function copyPlanCreateCandidates(
       on conflict do nothing
     `.execute(trx);
     await sql`
-      insert into ${sql.table(TOOL_TABLES.snapshotIdentities)} (run_id, identity_id, status, error, observed_at)
-      select ${runId}, i.identity_id, i.status, i.error, i.observed_at
+      insert into ${sql.table(TOOL_TABLES.snapshotIdentities)}
+        (run_id, identity_id, status, error, observed_at, observed_via)
+      select ${runId}, i.identity_id, i.status, i.error, i.observed_at, i.observed_via
       from ${sql.table(TOOL_TABLES.snapshotIdentities)} i
       where i.run_id = ${planRunId} and exists (${planned} and f.identity_id = i.identity_id)
       on conflict do nothing

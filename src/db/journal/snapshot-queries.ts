@@ -10,7 +10,8 @@ import { chainWrites, type UnnestType, unnestInsert } from "./unnest-insert.ts";
 
 /**
  * Inserts snapshot rows in one transaction; re-observing an identity in the same run replaces it,
- * so the rows can be written again after a lost connection.
+ * so the rows can be written again after a lost connection. How it was first observed
+ * (`observed_via`: listed, or read by id) stays: a read by id after a listing does not unlist it.
  *
  * @example
  *   await insertSnapshot(db, [{ run_id, identity_id, status: "found", error: null }], controls);
@@ -48,7 +49,8 @@ export function snapshotWrites(
       on conflict (run_id, identity_id) do update
       set status = excluded.status, error = excluded.error, observed_at = excluded.observed_at,
         platform_user_disabled = excluded.platform_user_disabled,
-        platform_admin_disabled = excluded.platform_admin_disabled`);
+        platform_admin_disabled = excluded.platform_admin_disabled,
+        observed_via = coalesce(snapshot_identities.observed_via, excluded.observed_via)`);
   }
   if (controls.length > 0) {
     writes.push(sql`${unnestInsert(TOOL_TABLES.snapshotControls, CONTROL_COLUMNS, controls)}
@@ -67,6 +69,7 @@ const IDENTITY_COLUMNS = {
   error: "text",
   platform_user_disabled: "bool",
   platform_admin_disabled: "bool",
+  observed_via: "text",
 } as const satisfies Partial<Record<keyof NewSnapshotIdentity, UnnestType>>;
 
 const CONTROL_COLUMNS = {
@@ -121,8 +124,9 @@ export function stageWrite(
 export async function moveListedToSnapshot(db: Kysely<Database>, runId: string): Promise<number> {
   return db.transaction().execute(async (trx) => {
     const r = await sql`
-      insert into ${sql.table(TOOL_TABLES.snapshotIdentities)} (run_id, identity_id, status, error)
-      select distinct l.run_id, l.identity_id, 'found', null::text
+      insert into ${sql.table(TOOL_TABLES.snapshotIdentities)}
+        (run_id, identity_id, status, error, observed_via)
+      select distinct l.run_id, l.identity_id, 'found', null::text, 'listing'
       from ${sql.table(TOOL_TABLES.listedIdentities)} l
       where l.run_id = ${runId}
         and exists (select 1 from ${sql.table(TOOL_TABLES.sourceRows)} s

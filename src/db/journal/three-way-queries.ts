@@ -22,6 +22,31 @@ export function platformFlaggedPage(runId: string, afterId: string | null, limit
 }
 
 /**
+ * A keyset page of the identities an earlier run read with a legacy field true that this run
+ * (a complete listing) did not keep: listed with both fields false and no control, or gone. Read
+ * by id, they show a field cleared on the platform (issue 50 §8).
+ *
+ * @example
+ *   const ids = await markedThenUnkeptPage(db, runId, sinceId, null, 1000);
+ */
+export async function markedThenUnkeptPage(
+  db: Kysely<Database>,
+  runId: string,
+  sinceId: string,
+  afterId: string | null,
+  limit: number,
+): Promise<string[]> {
+  const r = await sql<{ identity_id: string }>`
+    select si.identity_id from ${sql.table(TOOL_TABLES.snapshotIdentities)} si
+    where si.run_id = ${sinceId} and si.status = 'found'
+      and (si.platform_user_disabled or si.platform_admin_disabled) ${after(afterId)}
+      and not exists (select 1 from ${sql.table(TOOL_TABLES.snapshotIdentities)} n
+        where n.run_id = ${runId} and n.identity_id = si.identity_id)
+    order by si.identity_id limit ${limit}`.execute(db);
+  return r.rows.map((x) => x.identity_id);
+}
+
+/**
  * Of some identities, the control ids this tool created (in any run, from the journal's
  * outcomes): `--prune` deletes those first among duplicates.
  *

@@ -12,6 +12,7 @@ const T = {
   si: sql.table(TOOL_TABLES.snapshotIdentities),
   f: sql.table(TOOL_TABLES.findings),
   a: sql.table(TOOL_TABLES.actions),
+  cf: sql.table(TOOL_TABLES.carriedFindings),
 };
 
 type Sql = ReturnType<typeof sql>;
@@ -28,11 +29,21 @@ const observed = (run: string, i: Sql) => sql`(exists (select 1 from ${T.runs} r
   or exists (select 1 from ${T.si} o where o.run_id = ${run} and o.identity_id = ${i}
     and o.status in ('found', 'not_found')))`;
 
-/** A finding both runs could have seen: of the source alone, or of an identity both observed. */
+/**
+ * Whether `run` knows identity `i`'s state: it observed it, or carries it as last seen by an
+ * earlier run (`carried_findings`; identity '': every identity, a complete listing carried on).
+ */
+const known = (run: string, i: Sql) => sql`(${observed(run, i)}
+  or exists (select 1 from ${T.cf} k where k.run_id = ${run} and k.identity_id in (${i}, '')))`;
+
+/**
+ * A finding both runs could have seen: of the source alone, or of an identity this run observed
+ * and the earlier one knew (observed, or carried as last seen by a run before it).
+ */
 const compared = (runId: string, sinceId: string, x: string) => {
   const i = sql.ref(`${x}.i`);
   return sql`(${i} = '' or ${sql.ref(`${x}.fk`)} in ${SOURCE_KINDS}
-    or (${observed(runId, i)} and ${observed(sinceId, i)}))`;
+    or (${observed(runId, i)} and ${known(sinceId, i)}))`;
 };
 
 /**
@@ -83,11 +94,28 @@ const changedIn = (a: Sql, b: Sql, runId: string, sinceId: string) => sql`
     and exists (select 1 from (${b}) y where y.i = x.i and y.fk = x.fk)
     and not exists (select 1 from (${b}) y where y.i = x.i and y.fk = x.fk and y.k = x.k)`;
 
-/** The identities both runs observed (those either run read, for a listing: those it kept). */
+/**
+ * The identities this run observed and the earlier one knew (those either run read, for a
+ * listing: those it kept; and those the earlier one carried).
+ */
 const comparedIdentities = (runId: string, sinceId: string) => sql`
-  select distinct s.identity_id as i from ${T.si} s
-  where s.run_id in (${runId}, ${sinceId}) and s.status in ('found', 'not_found')
-    and ${observed(runId, sql.ref("s.identity_id"))} and ${observed(sinceId, sql.ref("s.identity_id"))}`;
+  select distinct s.i from (
+    select identity_id as i from ${T.si} where run_id in (${runId}, ${sinceId})
+      and status in ('found', 'not_found')
+    union all
+    select identity_id from ${T.cf} where run_id = ${sinceId} and identity_id <> '') s
+  where ${observed(runId, sql.ref("s.i"))} and ${known(sinceId, sql.ref("s.i"))}`;
+
+/**
+ * The earlier run's findings as the delta weighs them: those left after its own actions, and
+ * those it carried as last seen by a run before it.
+ */
+const thenKeys = (sinceId: string) => sql`
+  select * from (${keys(sinceId, true)}) o
+  union all
+  select identity_id as i, finding as fk, owner as k,
+    case when finding in (${MISSING}) then 'missing' else finding end as c, legacy_unread as u
+  from ${T.cf} where run_id = ${sinceId} and finding is not null`;
 
 export interface FindingDelta {
   readonly newFindings: number;
@@ -97,6 +125,65 @@ export interface FindingDelta {
   readonly changedFindings: number;
   /** Identities observed by both runs, over which the delta is computed. */
   readonly comparedIdentities: number;
+  /** Findings of identities this run did not observe, kept as last seen by an earlier run. */
+  readonly lastSeen: LastSeen;
+}
+
+/** summary.json `changes.last_seen`: the findings carried, and by the run that last saw them. */
+export interface LastSeen {
+  readonly findings: number;
+  readonly by_run: Record<string, number>;
+}
+
+/**
+ * Carries into `runId` what it did not observe of what `sinceId` knew (issue 50 §4): each
+ * identity `sinceId` observed or carried, and `runId` did not observe, keeps its findings (after
+ * `sinceId`'s own actions) or its clean state, with the run that last observed it; a complete
+ * listing's ground (every other identity clean) is carried on as identity ''. A run that lists
+ * every identity carries nothing. Idempotent: a run's rows are written afresh.
+ */
+async function carryUnobserved(db: Kysely<Database>, runId: string, sinceId: string) {
+  const notHere = (i: Sql) => sql`not ${observed(runId, i)}`;
+  await db.transaction().execute(async (trx) => {
+    await sql`delete from ${T.cf} where run_id = ${runId}`.execute(trx);
+    await sql`
+      insert into ${T.cf} (run_id, identity_id, finding, owner, legacy_unread, seen_by_run_id)
+      select ${runId}, x.i, x.fk, x.k, x.u, ${sinceId} from (${keys(sinceId, true)}) x
+      where x.i <> '' and x.fk not in ${SOURCE_KINDS} and x.fk <> 'read_failed'
+        and ${observed(sinceId, sql.ref("x.i"))} and ${notHere(sql.ref("x.i"))}
+      union all
+      select ${runId}, s.identity_id, null, '', false, ${sinceId} from ${T.si} s
+      where s.run_id = ${sinceId} and s.status in ('found', 'not_found')
+        and ${notHere(sql.ref("s.identity_id"))}
+      union all
+      select ${runId}, c.identity_id, c.finding, c.owner, c.legacy_unread, c.seen_by_run_id
+      from ${T.cf} c where c.run_id = ${sinceId} and c.identity_id <> ''
+        and not ${observed(sinceId, sql.ref("c.identity_id"))} and ${notHere(sql.ref("c.identity_id"))}
+      union all
+      select ${runId}, '', null, '', false, coalesce(
+        (select r.id from ${T.runs} r where r.id = ${sinceId} and r.strategy = 'bulk'),
+        (select c.seen_by_run_id from ${T.cf} c where c.run_id = ${sinceId} and c.identity_id = ''
+          limit 1))
+      where not exists (select 1 from ${T.runs} r where r.id = ${runId} and r.strategy = 'bulk')
+        and (exists (select 1 from ${T.runs} r where r.id = ${sinceId} and r.strategy = 'bulk')
+          or exists (select 1 from ${T.cf} c where c.run_id = ${sinceId} and c.identity_id = ''))
+    `.execute(trx);
+  });
+}
+
+/**
+ * The findings a run carries as last seen by an earlier run, in all and by that run.
+ *
+ * @example
+ *   await lastSeenOf(db, runId) // { findings: 237, by_run: { "20260101-010000-ab12": 237 } }
+ */
+export async function lastSeenOf(db: Kysely<Database>, runId: string): Promise<LastSeen> {
+  const r = await sql<{ run: string; n: number }>`
+    select seen_by_run_id as run, count(*)::int as n from ${T.cf}
+    where run_id = ${runId} and finding is not null
+    group by seen_by_run_id order by seen_by_run_id`.execute(db);
+  const by = Object.fromEntries(r.rows.map((x) => [x.run, Number(x.n)]));
+  return { findings: r.rows.reduce((n, x) => n + Number(x.n), 0), by_run: by };
 }
 
 /**
@@ -120,8 +207,9 @@ export async function findingDelta(
         0,
     );
   const kinds = sql.join(clientKinds.map((k) => sql`${k}`));
+  await carryUnobserved(db, runId, sinceId);
   const now = keys(runId, false);
-  const then = keys(sinceId, true);
+  const then = thenKeys(sinceId);
   return {
     newFindings: await count(onlyIn(now, then, runId, sinceId)),
     resolvedFindings: await count(onlyIn(then, now, runId, sinceId)),
@@ -135,6 +223,7 @@ export async function findingDelta(
     ),
     changedFindings: await count(changedIn(now, then, runId, sinceId)),
     comparedIdentities: await count(comparedIdentities(runId, sinceId)),
+    lastSeen: await lastSeenOf(db, runId),
   };
 }
 
@@ -150,10 +239,38 @@ export async function findingDeltaRows(
   limit: number,
 ): Promise<{ identity_id: string | null; finding: string; owner: string }[]> {
   const now = keys(runId, false);
-  const then = keys(sinceId, true);
+  const then = thenKeys(sinceId);
   const q =
     side === "added" ? onlyIn(now, then, runId, sinceId) : onlyIn(then, now, runId, sinceId);
   const r = await sql<{ i: string; fk: string; k: string }>`
     select i, fk, k from (${q}) d order by i, fk, k limit ${limit}`.execute(db);
   return r.rows.map((x) => ({ identity_id: x.i === "" ? null : x.i, finding: x.fk, owner: x.k }));
+}
+
+/**
+ * A page of the findings `runId` carries as last seen by an earlier run, after `after` (keyset
+ * on identity and finding): diff.csv's rows for them.
+ *
+ * @example
+ *   const page = await lastSeenPage(db, runId, null, 5000);
+ */
+export async function lastSeenPage(
+  db: Kysely<Database>,
+  runId: string,
+  after: { readonly identity_id: string; readonly finding: string } | null,
+  limit: number,
+): Promise<{ identity_id: string; finding: string; owner: string; seen_by_run_id: string }[]> {
+  const from = after
+    ? sql`and (identity_id, finding) > (${after.identity_id}, ${after.finding})`
+    : sql``;
+  const r = await sql<{
+    identity_id: string;
+    finding: string;
+    owner: string;
+    seen_by_run_id: string;
+  }>`
+    select distinct identity_id, finding, owner, seen_by_run_id from ${T.cf}
+    where run_id = ${runId} and finding is not null ${from}
+    order by identity_id, finding limit ${limit}`.execute(db);
+  return r.rows;
 }

@@ -52,7 +52,7 @@ export function observeUnlisted(runId: string, reads: readonly ReadIdentity[]) {
   let notFound = 0;
   for (const r of reads) {
     if (r.status === "found") {
-      const row = snapshotIdentity(runId, r.identity);
+      const row = snapshotIdentity(runId, r.identity, "by_id");
       identities.push(row);
       controls.push(...r.identity.controls);
       observed.push({
@@ -66,8 +66,9 @@ export function observeUnlisted(runId: string, reads: readonly ReadIdentity[]) {
       continue;
     }
     if (r.status === "not_found") notFound += 1;
+    const via = r.status === "not_found" ? ("by_id" as const) : null;
     const row = { run_id: runId, identity_id: r.id, status: r.status, error: r.error };
-    identities.push(row);
+    identities.push({ ...row, observed_via: via });
     observed.push({
       ...row,
       platform_user_disabled: null,
@@ -95,7 +96,7 @@ export function observeListed(
     // A listed identity with no control that the source does not hold matters to no finding,
     // unless the platform's legacy fields mark it (its source row is looked up).
     if (i.controls.length === 0 && source === undefined && !legacyTrue(i.legacy)) continue;
-    const row = snapshotIdentity(runId, i);
+    const row = snapshotIdentity(runId, i, "listing");
     stored.push(row);
     controls.push(...i.controls);
     observed.push({

@@ -84,7 +84,7 @@ export async function stagePage(
   const controls: NewSnapshotControl[] = [];
   for (const i of identities) {
     if (i.controls.length > 0 || legacyTrue(i.legacy)) {
-      held.push(snapshotIdentity(runId, i));
+      held.push(snapshotIdentity(runId, i, "listing"));
       controls.push(...i.controls);
     } else aside.push({ run_id: runId, identity_id: i.id });
   }

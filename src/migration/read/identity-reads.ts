@@ -7,6 +7,7 @@
 import type { Kysely } from "kysely";
 import { identityStatesPage } from "../../db/journal/finding-queries.ts";
 import { insertSnapshot } from "../../db/journal/snapshot-queries.ts";
+import { markedThenUnkeptPage } from "../../db/journal/three-way-queries.ts";
 import type { Database, NewSnapshotIdentity } from "../../db/schema.ts";
 import type { Logger } from "../../log.ts";
 import { PATHS, type PlatformClient, PlatformError } from "../../platform/index.ts";
@@ -89,10 +90,17 @@ export async function readLegacyWhereNeeded(ctx: IdentityReadContext): Promise<n
     if (ids.length === 0) continue;
     const stored: NewSnapshotIdentity[] = [];
     for (const r of await readIdentities(ctx, ids)) {
-      if (r.status === "found") stored.push(snapshotIdentity(runId, r.identity));
+      if (r.status === "found") stored.push(snapshotIdentity(runId, r.identity, "by_id"));
       else {
         if (r.status === "not_found") notFound += 1;
-        stored.push({ run_id: runId, identity_id: r.id, status: r.status, error: r.error });
+        const via = r.status === "not_found" ? "by_id" : null;
+        stored.push({
+          run_id: runId,
+          identity_id: r.id,
+          status: r.status,
+          error: r.error,
+          observed_via: via,
+        });
       }
     }
     // Upserts the identity rows only: the controls read a moment ago stay as they are.
@@ -106,4 +114,38 @@ export async function readLegacyWhereNeeded(ctx: IdentityReadContext): Promise<n
     );
   }
   return read;
+}
+
+/**
+ * After a complete listing: the identities run `sinceId` read with a platform legacy field true
+ * that this listing did not keep (no control, no source row, both fields false now, or gone) are
+ * read by id, and those found are stored with their fields, so the field cleared on the platform
+ * is a change like any other (`platform_field_cleared`). A 404 or a failed read stores nothing.
+ * Returns how many were found.
+ *
+ * @example
+ *   const found = await readMarkedThenUnkept(ctx, since.id);
+ */
+export async function readMarkedThenUnkept(
+  ctx: IdentityReadContext,
+  sinceId: string,
+): Promise<number> {
+  let after: string | null = null;
+  let found = 0;
+  for (;;) {
+    const ids = await markedThenUnkeptPage(ctx.db, ctx.runId, sinceId, after, PAGE);
+    if (ids.length === 0) break;
+    after = ids[ids.length - 1] ?? null;
+    const reads = await readIdentities(ctx, ids);
+    const stored: NewSnapshotIdentity[] = [];
+    const controls = [];
+    for (const r of reads) {
+      if (r.status !== "found") continue;
+      stored.push(snapshotIdentity(ctx.runId, r.identity, "by_id"));
+      controls.push(...r.identity.controls);
+    }
+    await insertSnapshot(ctx.db, stored, controls);
+    found += stored.length;
+  }
+  return found;
 }

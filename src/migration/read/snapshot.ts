@@ -8,6 +8,7 @@ import {
   clearSnapshotOf,
   insertSnapshot,
 } from "../../db/journal/snapshot-queries.ts";
+import type { SnapshotStatus } from "../../db/observation-tables.ts";
 import type { Database, NewSnapshotControl, NewSnapshotIdentity } from "../../db/schema.ts";
 import type { Logger } from "../../log.ts";
 import { PATHS, type PlatformClient, PlatformError } from "../../platform/index.ts";
@@ -126,7 +127,7 @@ export async function listPlatform(
       else {
         await insertSnapshot(
           db,
-          listed.map((i) => snapshotIdentity(runId, i)),
+          listed.map((i) => snapshotIdentity(runId, i, "listing")),
           listed.flatMap((i) => i.controls),
         );
       }
@@ -184,20 +185,26 @@ export async function observeIdentities(ctx: SnapshotContext, ids: string[]): Pr
   const { client, runId } = ctx;
   const idRows: NewSnapshotIdentity[] = [];
   const controls: NewSnapshotControl[] = [];
+  const row = (id: string, status: SnapshotStatus, error: string | null) => ({
+    run_id: runId,
+    identity_id: id,
+    status,
+    error,
+  });
   await Promise.all(
     ids.map(async (id) => {
       try {
         const list = await client.listIdentityControls(id, { signal: ctx.signal });
-        idRows.push({ run_id: runId, identity_id: id, status: "found", error: null });
+        idRows.push({ ...row(id, "found", null), observed_via: "by_id" });
         for (const c of list) if (!c.deletedAt) controls.push(controlRow(runId, id, c));
       } catch (err) {
         if (!(err instanceof PlatformError) || err.kind === "cancelled") throw err;
         if (err.kind === "not_found") {
-          idRows.push({ run_id: runId, identity_id: id, status: "not_found", error: err.detail });
+          idRows.push({ ...row(id, "not_found", err.detail), observed_via: "by_id" });
         } else if (err.kind === "unauthorized" || err.kind === "forbidden") {
           throw err;
         } else {
-          idRows.push({ run_id: runId, identity_id: id, status: "error", error: err.message });
+          idRows.push(row(id, "error", err.message));
         }
       } finally {
         ctx.progress.tick();

@@ -4,6 +4,7 @@
  * the snapshot row that stores them.
  */
 import type { StoredObservation } from "../../db/journal/finding-queries.ts";
+import type { ObservedVia } from "../../db/observation-tables.ts";
 import type { NewSnapshotIdentity } from "../../db/schema.ts";
 import type { PlatformLegacy } from "../classify/three-way.ts";
 
@@ -43,10 +44,14 @@ export const legacyTrue = (l: PlatformLegacy | undefined): boolean =>
 export const platformMarks = (o: StoredObservation): boolean =>
   o.platform_user_disabled === true || o.platform_admin_disabled === true;
 
-/** The snapshot row of a listed identity, its legacy fields included. */
+/**
+ * The snapshot row of an identity a listing showed or a read by id found (`via`, recorded as it
+ * is observed), its legacy fields included.
+ */
 export function snapshotIdentity(
   runId: string,
   i: { readonly id: string; readonly legacy?: PlatformLegacy },
+  via: ObservedVia,
 ): NewSnapshotIdentity {
   const l = i.legacy ?? LEGACY_FALSE;
   return {
@@ -56,5 +61,6 @@ export function snapshotIdentity(
     error: null,
     platform_user_disabled: l.userDisabled,
     platform_admin_disabled: l.adminDisabled,
+    observed_via: via,
   };
 }

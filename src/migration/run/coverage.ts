@@ -32,15 +32,12 @@ const PLAN_ONLY = [...(NOT_LOOKED_FOR["per-identity"] ?? [])];
  * summary.json's `coverage` of a run read with `strategy` (null: a resumed run without it).
  *
  * @example
- *   coverageOf({ candidates: 10, read: 9, readFailed: 1 }, "filtered")
+ *   coverageOf({ candidates: 10, read: 9, readFailed: 1, listed: 5 }, "filtered")
  *   // { candidates: 10, candidates_read: 9, candidates_unread: 1, read_failed: 1,
- *   //   not_looked_for: ["platform_will_restrict", "unknown_to_source"] }
+ *   //   not_looked_for: ["platform_will_restrict", "unknown_to_source"],
+ *   //   observed_by: { filtered_listing: 5, read_by_id: 4, read_failed: 1, ... } }
  */
-export function coverageOf(
-  c: CoverageCounts,
-  strategy: string | null,
-  omitted = 0,
-): RunSummary["coverage"] {
+export function coverageOf(c: CoverageCounts, strategy: string | null): RunSummary["coverage"] {
   const known = strategy !== null ? NOT_LOOKED_FOR[strategy] : undefined;
   return {
     candidates: c.candidates,
@@ -48,25 +45,22 @@ export function coverageOf(
     candidates_unread: c.candidates - c.read,
     read_failed: c.readFailed,
     not_looked_for: [...(known ?? (strategy?.startsWith("the plan") ? PLAN_ONLY : []))],
-    observed_by: observedBy(c, strategy, omitted),
+    observed_by: observedBy(c, strategy),
   };
 }
 
 /**
- * How the candidates were observed: by a complete listing, a filtered listing, a read by id
- * (after a listing: those it did not show; per-identity: every one), not read, or read failed.
+ * How the candidates were observed, as each was recorded when observed (`observed_via`): by a
+ * complete listing or a filtered listing (the run's strategy says which), by a read by id (after
+ * a listing: those it did not show; per-identity: every one), not read, or read failed. An
+ * `apply --plan` lists nothing itself: what the plan listed counts as read by id.
  */
-function observedBy(c: CoverageCounts, strategy: string | null, omitted: number) {
-  const listed =
-    strategy === "bulk"
-      ? Math.max(0, c.read - omitted - c.notFound)
-      : strategy === "filtered"
-        ? c.sellOnly
-        : 0;
+function observedBy(c: CoverageCounts, strategy: string | null) {
+  const listing = strategy === "bulk" || strategy === "filtered" ? c.listed : 0;
   return {
-    complete_listing: strategy === "bulk" ? listed : 0,
-    filtered_listing: strategy === "filtered" ? listed : 0,
-    read_by_id: c.read - listed,
+    complete_listing: strategy === "bulk" ? listing : 0,
+    filtered_listing: strategy === "filtered" ? listing : 0,
+    read_by_id: c.read - listing,
     not_read: c.candidates - c.read - c.readFailed,
     read_failed: c.readFailed,
   };

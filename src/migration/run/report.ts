@@ -5,11 +5,12 @@ import type { Kysely } from "kysely";
 import { runHasActions } from "../../db/journal/journal-queries.ts";
 import { listRunEvents } from "../../db/journal/run-control-queries.ts";
 import { type DiffRecord, diffPage } from "../../db/report-queries/diff-queries.ts";
+import { lastSeenPage } from "../../db/report-queries/finding-delta-queries.ts";
 import type { Database } from "../../db/schema.ts";
 import { diskFullError } from "../../disk-full.ts";
 import { UserError } from "../../errors.ts";
 import { canonicalSummary } from "../../reports/canonical-summary.ts";
-import { type DiffRow, writeDiffCsv } from "../../reports/csv.ts";
+import { DIFF_COLUMNS, type DiffRow, writeDiffCsv } from "../../reports/csv.ts";
 import { writeReportHtml } from "../../reports/html/write-report-html.ts";
 import { ownerSpelling } from "../../reports/owner-spelling.ts";
 import { claimReportDir } from "../../reports/report-files.ts";
@@ -75,9 +76,34 @@ async function* diffRows(
   for (;;) {
     // Pages of 5000: each query costs a few milliseconds of planning, whatever its size.
     const page = await diffPage(db, runId, after, 5000, all, withActions);
-    if (page.length === 0) return;
+    if (page.length === 0) break;
     after = page[page.length - 1]?.id ?? after;
     for (const r of page) yield toDiffRow(r);
+  }
+  yield* lastSeenRows(db, runId);
+}
+
+/**
+ * The findings of identities the run did not observe, kept as last seen by an earlier run: after
+ * its own rows, each with the outcome `last seen by run X`, never resolved (issue 50 §4).
+ */
+async function* lastSeenRows(db: Kysely<Database>, runId: string): AsyncGenerator<DiffRow> {
+  let after: { identity_id: string; finding: string } | null = null;
+  for (;;) {
+    const page = await lastSeenPage(db, runId, after, 5000);
+    if (page.length === 0) return;
+    after = page[page.length - 1] ?? null;
+    for (const r of page) {
+      const row = Object.fromEntries(DIFF_COLUMNS.map((c) => [c, null])) as DiffRow;
+      yield {
+        ...row,
+        run_id: runId,
+        identity_id: r.identity_id,
+        finding: r.finding,
+        observed_set_by: r.owner ? ownerSpelling(r.owner) : null,
+        outcome: `last seen by run ${r.seen_by_run_id}`,
+      };
+    }
   }
 }
 

@@ -32,6 +32,7 @@ import { type Database, type RunMode, WORLD_CHANGE_KINDS } from "../../db/schema
 import { refreshSourceIdSet, sourceIdSetOf } from "../../db/source/source-id-set-queries.ts";
 import { lookupSourceRows } from "../../db/source/source-reader.ts";
 import type { RunSummary } from "../../reports/summary.ts";
+import { readMarkedThenUnkept } from "../read/identity-reads.ts";
 import { coverageOf } from "./coverage.ts";
 import { CLIENT_WORK_KINDS, type RunTally } from "./exit-code.ts";
 import type { PipelineDeps, PipelineOptions } from "./pipeline-context.ts";
@@ -80,6 +81,10 @@ export async function assessWorld(
     await analyzeRunTables(db, "snapshot");
     await storeControlDelta(db, d);
     await storeFlagDelta(db, d, await sourceIdSetOf(db, lineage, since.id));
+    if (strategy === "bulk") {
+      const { client, logger, signal } = deps;
+      await readMarkedThenUnkept({ db, client, runId, logger, signal }, base.id);
+    }
     await storePlatformFieldDelta(db, d);
     await storeRowsGone(deps, options, d);
     const remembered = await rememberNotFound(db, runId, since.id);
@@ -205,6 +210,7 @@ export async function worldChanges(
         newClientWork: left.clientWork,
         changedFindings: 0,
         comparedIdentities: 0,
+        lastSeen: { findings: 0, by_run: {} },
       };
   return {
     since_run_id: since?.id ?? null,
@@ -216,6 +222,7 @@ export async function worldChanges(
     new_client_work: delta.newClientWork,
     changed_findings: delta.changedFindings,
     compared_identities: delta.comparedIdentities,
+    last_seen: delta.lastSeen,
   };
 }
 
@@ -258,7 +265,6 @@ export async function finalTally(
     outsideChanges: changes?.outside_total ?? 0,
     newClientWork: changes?.new_client_work ?? 0,
   };
-  const omitted = run.platformState?.listing?.omitted ?? 0;
-  const coverage = coverageOf(await countCoverage(db, runId), run.strategy ?? null, omitted);
+  const coverage = coverageOf(await countCoverage(db, runId), run.strategy ?? null);
   return { figures, tally, changes, coverage };
 }
