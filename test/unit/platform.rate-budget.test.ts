@@ -14,6 +14,15 @@ function setup(rate = 40) {
   return { budget, lines, advance: (ms: number) => (t += ms), now: () => t };
 }
 
+/** A budget on Date.now, for tests whose mock timers move the clock. */
+const onMockClock = (rate: number) =>
+  new RateBudget({
+    rate,
+    penaltyS: 300,
+    logger: createLogger({ level: "error" }),
+    now: () => Date.now(),
+  });
+
 describe("defaultBurst", () => {
   it("is a tenth of a second's worth, at least one", () => {
     assert.equal(defaultBurst(40), 4);
@@ -83,12 +92,7 @@ describe("RateBudget", () => {
   it("setRate changes one endpoint's budget from now on: over 2.2 s of its clock, never more than 5 grants in any second, and leaves the others alone", async (t) => {
     // A virtual clock: Date.now and the bucket's timers advance only when the test ticks them.
     t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 0 });
-    const budget = new RateBudget({
-      rate: 40,
-      penaltyS: 300,
-      logger: createLogger({ level: "error" }),
-      now: () => Date.now(),
-    });
+    const budget = onMockClock(40);
     const controls = "/v2/identity/controls";
     budget.setRate(controls, 5);
     assert.equal(budget.snapshot()[controls]?.rate, 5);
@@ -118,12 +122,7 @@ describe("RateBudget", () => {
 
   it("holdUntil grants nothing on any endpoint, new or used, before the hold ends, and then goes on at the rate", async (t) => {
     t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 0 });
-    const budget = new RateBudget({
-      rate: 40,
-      penaltyS: 300,
-      logger: createLogger({ level: "error" }),
-      now: () => Date.now(),
-    });
+    const budget = onMockClock(40);
     assert.equal(await budget.take("/v2/identity/identities"), true);
     budget.sent("/v2/identity/identities");
     budget.holdUntil(1020);
@@ -147,9 +146,7 @@ describe("RateBudget", () => {
 
   it("hands the last second's sends to another budget, whose cap counts them: at 5/s after 5 sends it grants nothing until the oldest is a second and the guard old", async (t) => {
     t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 10_000 });
-    const logger = createLogger({ level: "error" });
-    const options = { rate: 5, penaltyS: 300, logger, now: () => Date.now() };
-    const first = new RateBudget(options);
+    const first = onMockClock(5);
     const controls = "/v2/identity/controls";
     for (let i = 0; i < 5; i++) {
       assert.equal(await first.take(controls), true);
@@ -164,7 +161,7 @@ describe("RateBudget", () => {
     assert.deepEqual(Object.keys(sends), [controls]);
     assert.deepEqual(sends[controls], [12_500]);
 
-    const next = new RateBudget(options);
+    const next = onMockClock(5);
     next.addSends({ [controls]: [12_100, 12_200, 12_300, 12_400, 12_500] });
     let grantedAt = 0;
     void next.take(controls).then((g) => {

@@ -1,5 +1,4 @@
-import type { Kysely } from "kysely";
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { type Database, TOOL_TABLES, WRITER_MODES } from "../schema.ts";
 
 /** Sends by path template, epoch ms. */
