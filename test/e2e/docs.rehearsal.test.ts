@@ -11,7 +11,16 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { REPO_ROOT } from "../helpers/cli.ts";
@@ -65,10 +74,18 @@ function rehearsalScript(clone: string): string {
   return wrapper + script;
 }
 
-function runBash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<number | null> {
+/** Runs `script` by bash in `cwd`; what it prints goes to `log` (told when the test fails). */
+function runBash(
+  script: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  log: string,
+): Promise<number | null> {
   const file = join(cwd, "rehearsal.sh");
   writeFileSync(file, script);
-  const child = spawn("bash", [file], { cwd, env, detached: true, stdio: "ignore" });
+  const out = openSync(log, "w");
+  const child = spawn("bash", [file], { cwd, env, detached: true, stdio: ["ignore", out, out] });
+  closeSync(out);
   const group = () => {
     try {
       process.kill(-(child.pid ?? 0), "SIGKILL");
@@ -111,20 +128,31 @@ describe("README's rehearsal", () => {
     };
     for (const k of Object.keys(env)) if (/^(CONTROLS_|API_BASE_URL|OAUTH_)/.test(k)) delete env[k];
     const clone = cloneOfCheckout(join(home, "clone"));
-    const code = await runBash(rehearsalScript(clone), home, env);
+    const log = join(home, "rehearsal.log");
+    const code = await runBash(rehearsalScript(clone), home, env, log);
     const ran = existsSync(exits) ? readFileSync(exits, "utf8").trim().split("\n") : [];
-    assert.equal(code, 0, ran.join("\n"));
-    assert.deepEqual(ran, [
-      "0 --version",
-      "0 db",
-      "2 plan",
-      "0 apply",
-      "0 runs",
-      "0 apply",
-      "2 reconcile",
-      "0 revert",
-      "0 revert",
-    ]);
+    // What the commands printed on error, for a failure's message (their exit codes say which).
+    const said = readFileSync(log, "utf8")
+      .split("\n")
+      .filter((l) => /^Error|error|Unknown/.test(l))
+      .slice(0, 10)
+      .join("\n");
+    assert.equal(code, 0, `${ran.join("\n")}\n${said}`);
+    assert.deepEqual(
+      ran,
+      [
+        "0 --version",
+        "0 db",
+        "2 plan",
+        "0 apply",
+        "0 runs",
+        "0 apply",
+        "2 reconcile",
+        "0 revert",
+        "0 revert",
+      ],
+      said,
+    );
     // Step 6's comment: reconcile's exit 2 comes from client-side findings no create resolves.
     const left = JSON.parse(readFileSync(reconciled, "utf8")).findings_left as Record<
       string,
