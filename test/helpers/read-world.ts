@@ -7,6 +7,9 @@
  *   const w = await readWorld(backend, rows);
  *   w.proxy.failWhen = (r) => (r.url.startsWith("/v2/identity/controls") ? "fail" : "forward");
  *   const r = await w.run("apply", "--state", "per-identity");
+ *   // The same command's pipeline in this process, on a handle the test holds open:
+ *   const h = await w.target.open();
+ *   const r2 = await w.runIn(h, "reconcile", { state: "bulk", "exit-on": "changes" });
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -15,8 +18,14 @@ import { join } from "node:path";
 import type { Sandbox } from "controls-sandbox";
 import { startSandbox } from "controls-sandbox";
 import { sql } from "kysely";
+import { runWiredPipeline } from "../../src/commands/pipeline-wiring.ts";
+import { loadRunConfigs } from "../../src/config.ts";
 import { prng, uuidFrom } from "../../src/contract/index.ts";
+import type { DatabaseHandle } from "../../src/db/connection/connect.ts";
+import type { RunMode } from "../../src/db/schema.ts";
+import { silentLogger } from "../../src/log.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
+import { REHEARSAL_ENV } from "./cli.ts";
 import { runCliIn } from "./cli-in-dir.ts";
 import type { backends, TestTarget } from "./db.ts";
 import { startProxy, type TestProxy } from "./http-proxy.ts";
@@ -41,8 +50,24 @@ export interface ReadWorld {
   readonly dir: string;
   readonly env: Record<string, string>;
   run(...args: string[]): Promise<RunOutcome>;
+  /**
+   * One plan, apply or reconcile as its CLI command runs it (`runWiredPipeline`: the same
+   * settings from the same flags and env, the same pipeline and platform client over HTTP through
+   * the proxy, its reports in an out folder of its own), in this process on `handle`, a database
+   * the test holds open. `flags` are the command's flags by name, as the CLI parses them;
+   * `--yes` for a writer and `--out` are added as `run` adds them. No CLI child starts and, on
+   * PGlite, the database is not opened again: each costs about 1 s of CPU. `stderr` is empty
+   * (the run logs nothing here); read the summary.
+   */
+  runIn(
+    handle: DatabaseHandle,
+    mode: RunMode,
+    flags?: Readonly<Record<string, string | boolean>>,
+  ): Promise<RunOutcome>;
   close(): Promise<void>;
 }
+
+const NEVER = new AbortController().signal;
 
 /** `n` ids drawn from `seed`. */
 export function worldIds(n: number, seed: number): string[] {
@@ -82,6 +107,17 @@ export async function readWorld(
   };
   let runs = 0;
   const read = (p: string) => (existsSync(p) ? readFileSync(p, "utf8") : "");
+  const outcome = (code: number, stderr: string, out: string): RunOutcome => {
+    const json = read(join(out, "summary.json"));
+    return {
+      code,
+      stderr,
+      summary: json ? JSON.parse(json) : null,
+      md: read(join(out, "summary.md")),
+      html: read(join(out, "report.html")),
+      out,
+    };
+  };
   return {
     sandbox,
     proxy,
@@ -94,15 +130,18 @@ export async function readWorld(
       const writer = args[0] === "apply" || args[0] === "reconcile";
       const all = [...args, ...(writer ? ["--yes"] : []), "--no-progress", "--out", out];
       const r = await runCliIn(dir, [...all, ...target.args], env);
-      const json = read(join(out, "summary.json"));
-      return {
-        code: r.code ?? -1,
-        stderr: r.stderr,
-        summary: json ? JSON.parse(json) : null,
-        md: read(join(out, "summary.md")),
-        html: read(join(out, "report.html")),
-        out,
-      };
+      return outcome(r.code ?? -1, r.stderr, out);
+    },
+    async runIn(handle, mode, flags = {}) {
+      runs += 1;
+      const out = join(dir, `run-${runs}`);
+      const argv = { ...flags, ...(mode === "plan" ? {} : { yes: true }), out };
+      const configs = loadRunConfigs(argv, { ...REHEARSAL_ENV, ...env });
+      const r = await runWiredPipeline(
+        { configs, global: target.global, handle, logger: silentLogger, signal: NEVER },
+        { mode, confirm: async () => true },
+      );
+      return outcome(r.exitCode, "", out);
     },
     async close() {
       await proxy.close();
