@@ -15,6 +15,10 @@ import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
 import { seedSource } from "../../src/db/source/seed.ts";
 import type { Backend, TestTarget } from "./db.ts";
+import { codeFingerprint } from "./pglite-folder.ts";
+
+/** The code a seeded source follows from: the seeding and the synthetic identities. */
+const SEEDING_CODE = codeFingerprint("src/db/source", "src/contract");
 
 export interface CliRig {
   readonly sandbox: Sandbox;
@@ -37,10 +41,19 @@ export async function startCliRig(
     migratedFraction: 0,
     seed: o.seed,
   });
-  const target = await backend.target({ migrated: true });
-  const h = await target.open({ migrate: true });
-  await seedSource(h.db, loadSourceConfig({}, {}), { identities: o.identities, seed: o.seed });
-  await h.close();
+  // The source seeded in a database holding the tool's schema; on PGlite a copy of a folder
+  // seeded once for these identities (no open of the database here).
+  const { identities, seed } = o;
+  const source = loadSourceConfig({}, {});
+  const target = await backend.target({
+    migrated: true,
+    prepared: {
+      key: `identities ${identities}, seed ${seed}, ${JSON.stringify(source)}, code ${SEEDING_CODE}`,
+      build: async (db) => {
+        await seedSource(db, source, { identities, seed });
+      },
+    },
+  });
   return {
     sandbox,
     target,

@@ -12,6 +12,7 @@
  *   const r2 = await w.runIn(h, "reconcile", { state: "bulk", "exit-on": "changes" });
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -85,18 +86,20 @@ export async function readWorld(
     rows.map(([id, u, a]) => ({ id, user_disabled: u, admin_disabled: a })),
     { migratedFraction: 0, driftFraction: 0 },
   );
-  const target = await backend.target();
-  const h = await target.open({ migrate: false });
-  try {
-    await sql`create table identities (id text, user_disabled boolean, admin_disabled boolean)`.execute(
-      h.db,
-    );
-    for (const [id, u, a] of rows) {
-      await sql`insert into identities values (${id}, ${u}, ${a})`.execute(h.db);
-    }
-  } finally {
-    await h.close();
-  }
+  // The source relation written once for these rows; on PGlite a copy of a folder holding it.
+  const target = await backend.target({
+    prepared: {
+      key: createHash("sha256").update(JSON.stringify(rows)).digest("hex"),
+      build: async (db) => {
+        await sql`create table identities (id text, user_disabled boolean, admin_disabled boolean)`.execute(
+          db,
+        );
+        for (const [id, u, a] of rows) {
+          await sql`insert into identities values (${id}, ${u}, ${a})`.execute(db);
+        }
+      },
+    },
+  });
   const proxy = await startProxy(sandbox.apiUrl);
   const dir = mkdtempSync(join(tmpdir(), "cm-read-world-"));
   const env = {
