@@ -76,18 +76,20 @@ export function worldIds(n: number, seed: number): string[] {
   return Array.from({ length: n }, () => uuidFrom(rand));
 }
 
-/** Starts a world whose platform holds every row given (legacy fields as the row's flags). */
-export async function readWorld(
+/**
+ * A database a CLI child can reach, without the tool's schema (its first run migrates it), whose
+ * source relation `identities (id text, user_disabled boolean, admin_disabled boolean)` holds
+ * `rows`. On PGlite a copy of a folder written once for these rows (no open of the database
+ * here: about 1 s of CPU each time).
+ *
+ * @example
+ *   const target = await sourceTarget(backend, [[id, true, false]]);
+ */
+export function sourceTarget(
   backend: (typeof backends)[number],
   rows: readonly Row[],
-): Promise<ReadWorld> {
-  const sandbox = await startSandbox({ port: 0, rateLimitRps: 0, tokenRateLimitRps: 0 });
-  sandbox.seedIdentities(
-    rows.map(([id, u, a]) => ({ id, user_disabled: u, admin_disabled: a })),
-    { migratedFraction: 0, driftFraction: 0 },
-  );
-  // The source relation written once for these rows; on PGlite a copy of a folder holding it.
-  const target = await backend.target({
+): Promise<TestTarget> {
+  return backend.target({
     prepared: {
       key: createHash("sha256").update(JSON.stringify(rows)).digest("hex"),
       build: async (db) => {
@@ -100,6 +102,19 @@ export async function readWorld(
       },
     },
   });
+}
+
+/** Starts a world whose platform holds every row given (legacy fields as the row's flags). */
+export async function readWorld(
+  backend: (typeof backends)[number],
+  rows: readonly Row[],
+): Promise<ReadWorld> {
+  const sandbox = await startSandbox({ port: 0, rateLimitRps: 0, tokenRateLimitRps: 0 });
+  sandbox.seedIdentities(
+    rows.map(([id, u, a]) => ({ id, user_disabled: u, admin_disabled: a })),
+    { migratedFraction: 0, driftFraction: 0 },
+  );
+  const target = await sourceTarget(backend, rows);
   const proxy = await startProxy(sandbox.apiUrl);
   const dir = mkdtempSync(join(tmpdir(), "cm-read-world-"));
   const env = {
