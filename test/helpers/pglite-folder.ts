@@ -78,24 +78,40 @@ export async function copyInitialisedPgliteFolder(
   dataDir: string,
   options: { readonly migrated?: boolean; readonly prepared?: PreparedDatabase } = {},
 ): Promise<void> {
-  const from = options.prepared
-    ? await preparedPgliteFolder(options.migrated === true, options.prepared)
-    : options.migrated
-      ? await migratedPgliteFolder()
-      : await initialisedPgliteFolder();
+  if (options.prepared) {
+    await copyPrepared(dataDir, options.migrated === true, options.prepared);
+    return;
+  }
+  const from = options.migrated ? await migratedPgliteFolder() : await initialisedPgliteFolder();
   cpSync(from, dataDir, { recursive: true });
 }
 
 /**
+ * Copies the prepared folder; once more, built again, if another process pruned it meanwhile
+ * (one unused for days, removed at the moment this one copied it).
+ */
+async function copyPrepared(dataDir: string, migrated: boolean, prepared: PreparedDatabase) {
+  for (let attempt = 1; ; attempt++) {
+    const from = await preparedPgliteFolder(migrated, prepared);
+    try {
+      cpSync(from, dataDir, { recursive: true });
+      return;
+    } catch (err) {
+      if (attempt > 1 || (err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+}
+
+/**
  * The folder of `prepared` built on the empty or migrated database, named after everything its
- * content follows from: the base folder's name, the key, and `build`'s text. Folders of other
- * names (older code, other keys) unused for three days are removed when one is built.
+ * content follows from: the base folder's name, the key, and `build`'s text. Building one prunes
+ * the others no test can use again, or unused for three days (`pruneUnused`).
  */
 async function preparedPgliteFolder(migrated: boolean, prepared: PreparedDatabase) {
   const base = migrated ? await migratedPgliteFolder() : await initialisedPgliteFolder();
   const baseName = base.split("/").at(-2) ?? "";
-  const name = `prepared-${createHash("sha256")
-    .update(baseName)
+  const name = `prepared-${baseName}-${createHash("sha256")
     .update(prepared.key)
     .update(prepared.build.toString())
     .digest("hex")
@@ -117,12 +133,23 @@ async function preparedPgliteFolder(migrated: boolean, prepared: PreparedDatabas
   return data;
 }
 
+/**
+ * Removes the prepared folders no test of this checkout can use again (built on another base:
+ * older migrations or PGlite), and the others unused for three days.
+ */
 function pruneUnused(keep: string): void {
+  const empty = `pglite-${installedPgliteVersion()}`;
+  const bases = [empty, `${empty}-migrated-${migrationsFingerprint(ROOT)}`];
+  const current = (entry: string) =>
+    bases.some(
+      (b) =>
+        entry.startsWith(`prepared-${b}-`) && /^[0-9a-f]{24}$/.test(entry.slice(b.length + 10)),
+    );
   for (const entry of readdirSync(CACHE)) {
     if (!entry.startsWith("prepared-") || entry === keep) continue;
     const home = join(CACHE, entry);
     try {
-      if (Date.now() - statSync(home).mtimeMs > PREPARED_KEPT_MS) {
+      if (!current(entry) || Date.now() - statSync(home).mtimeMs > PREPARED_KEPT_MS) {
         rmSync(home, { recursive: true, force: true });
       }
     } catch {
