@@ -2,10 +2,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Sandbox } from "controls-sandbox";
 import { startSandbox } from "controls-sandbox";
-import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/source/seed.ts";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
+import { seededTarget } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 
@@ -22,10 +21,7 @@ async function setup(backendIndex: number, sandboxOptions: Parameters<typeof sta
     driftFraction: 0,
     seed: SEED,
   });
-  const target = await backends[backendIndex]!.target();
-  const h = await target.open({ migrate: true });
-  await seedSource(h.db, loadSourceConfig({}, {}), { identities: N, seed: SEED });
-  await h.close();
+  const target = await seededTarget(backends[backendIndex]!, { identities: N, seed: SEED });
   const env = {
     API_BASE_URL: sandbox.apiUrl,
     OAUTH_TOKEN_URL: sandbox.tokenUrl,

@@ -9,10 +9,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/source/seed.ts";
 import { runCli } from "../helpers/cli.ts";
+import { seededTarget } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { startHostilePlatform } from "../helpers/hostile-platform.ts";
 
@@ -30,13 +29,7 @@ for (const backend of backends) {
       let target: TestTarget;
       let root: string;
       before(async () => {
-        target = await backend.target();
-        const h = await target.open({ migrate: true });
-        try {
-          await seedSource(h.db, loadSourceConfig({}, {}), { identities: N, seed: SEED });
-        } finally {
-          await h.close();
-        }
+        target = await seededTarget(backend, { identities: N, seed: SEED });
         root = mkdtempSync(join(tmpdir(), "cm-refusing-"));
       });
       after(async () => {

@@ -19,6 +19,7 @@ import { type CliResult, runCli } from "../helpers/cli.ts";
 import { CLI_ENTRY } from "../helpers/cli-entry.ts";
 import { parseCsv } from "../helpers/corpus.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { sourceTarget } from "../helpers/read-world.ts";
 import { scratchCwd } from "../helpers/scratch-cwd.ts";
 
 const rand = prng(1010);
@@ -61,15 +62,10 @@ async function setUp(seeds: Seed[], backend: (typeof backends)[number]) {
       sandbox.addControl(s.id, { type: "SELL_ONLY", set_by, is_overridable });
     }
   }
-  const target = await backend.target();
-  const h = await target.open();
-  await sql`create table identities (id text, user_disabled boolean, admin_disabled boolean)`.execute(
-    h.db,
+  const target = await sourceTarget(
+    backend,
+    seeds.map((s) => [s.id, s.ud, s.ad] as const),
   );
-  for (const s of seeds) {
-    await sql`insert into identities values (${s.id}, ${s.ud}, ${s.ad})`.execute(h.db);
-  }
-  await h.close();
   const env = {
     API_BASE_URL: sandbox.apiUrl,
     OAUTH_TOKEN_URL: sandbox.tokenUrl,

@@ -7,12 +7,11 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
 import { TOOL_TABLES } from "../../src/db/schema.ts";
-import { seedSource } from "../../src/db/source/seed.ts";
 import type { RunSummary } from "../../src/reports/summary.ts";
 import { runCli } from "../helpers/cli.ts";
+import { seededTarget } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { identityRecord, startHostilePlatform } from "../helpers/hostile-platform.ts";
 
@@ -25,13 +24,7 @@ for (const backend of backends) {
     let target: TestTarget;
     let out: string;
     before(async () => {
-      target = await backend.target();
-      const h = await target.open({ migrate: true });
-      try {
-        await seedSource(h.db, loadSourceConfig({}, {}), { identities: N, seed: 3 });
-      } finally {
-        await h.close();
-      }
+      target = await seededTarget(backend, { identities: N, seed: 3 });
       out = mkdtempSync(join(tmpdir(), "cm-hostile-"));
     });
     after(async () => {

@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type Sandbox, startSandbox } from "controls-sandbox";
-import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/source/seed.ts";
 import { runCli } from "../helpers/cli.ts";
+import { seededTarget } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 
 const N = 1000;
@@ -17,10 +16,7 @@ for (const backend of backends) {
     before(async () => {
       sandbox = await startSandbox({ port: 0, rateLimitRps: 0, tokenRateLimitRps: 0 });
       sandbox.seedIdentities(syntheticIdentities(N, SEED), { migratedFraction: 0.5, seed: SEED });
-      target = await backend.target();
-      const h = await target.open({ migrate: true });
-      await seedSource(h.db, loadSourceConfig({}, {}), { identities: N, seed: SEED });
-      await h.close();
+      target = await seededTarget(backend, { identities: N, seed: SEED });
     });
     after(async () => {
       await sandbox.close();

@@ -16,6 +16,7 @@ import { sql } from "kysely";
 import { prng, uuidFrom } from "../../src/contract/index.ts";
 import { runCliIn } from "../helpers/cli-in-dir.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { sourceTarget } from "../helpers/read-world.ts";
 
 const rand = prng(3303);
 const id = Object.fromEntries("UVWXYZMN".split("").map((k) => [k, uuidFrom(rand)])) as Record<
@@ -116,15 +117,10 @@ for (const backend of backends) {
         { migratedFraction: 0, driftFraction: 0 },
       );
       sandbox.addControl(id.V!, { type: "SELL_ONLY", set_by: "SERVICE", is_overridable: false });
-      target = await backend.target();
-      const h = await target.open({ migrate: false });
-      await sql`create table identities (id text, user_disabled boolean, admin_disabled boolean)`.execute(
-        h.db,
+      target = await sourceTarget(
+        backend,
+        SOURCE.map(([k, u, a]) => [id[k]!, u, a] as const),
       );
-      for (const [k, u, a] of SOURCE) {
-        await sql`insert into identities values (${id[k]!}, ${u}, ${a})`.execute(h.db);
-      }
-      await h.close();
       env = {
         API_BASE_URL: sandbox.apiUrl,
         OAUTH_TOKEN_URL: sandbox.tokenUrl,

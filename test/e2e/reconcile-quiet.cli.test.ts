@@ -12,11 +12,11 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Sandbox } from "controls-sandbox";
 import { startSandbox } from "controls-sandbox";
-import { sql } from "kysely";
 import { prng, uuidFrom } from "../../src/contract/index.ts";
 import { runCliIn } from "../helpers/cli-in-dir.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { startProxy, type TestProxy } from "../helpers/http-proxy.ts";
+import { sourceTarget } from "../helpers/read-world.ts";
 
 const rand = prng(2905);
 const id = Object.fromEntries("ACEIV".split("").map((k) => [k, uuidFrom(rand)])) as Record<
@@ -48,15 +48,10 @@ async function world(
       .map(([k, u, a]) => ({ id: id[k]!, user_disabled: u, admin_disabled: a })),
     { migratedFraction: 0, driftFraction: 0 },
   );
-  const target = await backend.target();
-  const h = await target.open({ migrate: false });
-  await sql`create table identities (id text, user_disabled boolean, admin_disabled boolean)`.execute(
-    h.db,
+  const target = await sourceTarget(
+    backend,
+    rows.map(([k, u, a]) => [id[k]!, u, a] as const),
   );
-  for (const [k, u, a] of rows) {
-    await sql`insert into identities values (${id[k]!}, ${u}, ${a})`.execute(h.db);
-  }
-  await h.close();
   const proxy = await startProxy(sandbox.apiUrl);
   const env = {
     API_BASE_URL: proxy.url,

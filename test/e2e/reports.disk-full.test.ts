@@ -13,10 +13,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/source/seed.ts";
 import { runCli } from "../helpers/cli.ts";
+import { seededTarget } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { type HostilePlatform, startHostilePlatform } from "../helpers/hostile-platform.ts";
 
@@ -74,13 +73,7 @@ for (const backend of backends) {
     let platform: HostilePlatform;
     const posted: string[] = [];
     before(async () => {
-      target = await backend.target();
-      const h = await target.open({ migrate: true });
-      try {
-        await seedSource(h.db, loadSourceConfig({}, {}), { identities: N, seed: SEED });
-      } finally {
-        await h.close();
-      }
+      target = await seededTarget(backend, { identities: N, seed: SEED });
       platform = await startHostilePlatform({
         identities: IDS,
         createControl: async (req) => {

@@ -16,10 +16,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Sandbox, startSandbox } from "controls-sandbox";
-import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/source/seed.ts";
 import { runCli } from "../helpers/cli.ts";
+import { seededTarget } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 
 const N = 200;
@@ -41,10 +40,7 @@ for (const backend of backends) {
     before(async () => {
       sandbox = await startSandbox({ port: 0, rateLimitRps: 0, tokenRateLimitRps: 0 });
       sandbox.seedIdentities(syntheticIdentities(N, SEED), { migratedFraction: 0.5, seed: SEED });
-      target = await backend.target();
-      const h = await target.open({ migrate: true });
-      await seedSource(h.db, loadSourceConfig({}, {}), { identities: N, seed: SEED });
-      await h.close();
+      target = await seededTarget(backend, { identities: N, seed: SEED });
       env = {
         API_BASE_URL: sandbox.apiUrl,
         OAUTH_TOKEN_URL: sandbox.tokenUrl,

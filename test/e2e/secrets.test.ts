@@ -10,10 +10,9 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Sandbox, startSandbox } from "controls-sandbox";
-import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/source/seed.ts";
 import { type CliResult, runCli } from "../helpers/cli.ts";
+import { seededTarget } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { startHostilePlatform } from "../helpers/hostile-platform.ts";
 import { startProxy, type TestProxy } from "../helpers/http-proxy.ts";
@@ -65,14 +64,7 @@ for (const backend of backends) {
         driftFraction: 0.2,
         seed: SEED,
       });
-      target = await backend.target();
-      const h = await target.open({ migrate: true });
-      await seedSource(h.db, loadSourceConfig({}, {}), {
-        identities: N,
-        seed: SEED,
-        withAnomalies: true,
-      });
-      await h.close();
+      target = await seededTarget(backend, { identities: N, seed: SEED, withAnomalies: true });
       out = mkdtempSync(join(tmpdir(), "cm-secrets-"));
       // The token endpoint through a recording proxy: the test learns every token handed out.
       tokenProxy = await startProxy(sandbox.tokenUrl);

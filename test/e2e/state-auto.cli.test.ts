@@ -13,10 +13,10 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Sandbox } from "controls-sandbox";
 import { startSandbox } from "controls-sandbox";
-import { sql } from "kysely";
 import { prng, uuidFrom } from "../../src/contract/index.ts";
 import { runCli } from "../helpers/cli.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
+import { sourceTarget } from "../helpers/read-world.ts";
 
 const rand = prng(1212);
 const uuid = () => uuidFrom(rand);
@@ -61,14 +61,10 @@ for (const backend of backends) {
       for (const id of SERVICE_HELD) {
         sandbox.addControl(id, { type: "SELL_ONLY", set_by: "SERVICE", is_overridable: false });
       }
-      target = await backend.target();
-      const h = await target.open({ migrate: false });
-      await sql`create table identities (id text, user_disabled boolean, admin_disabled boolean)`.execute(
-        h.db,
+      target = await sourceTarget(
+        backend,
+        rows.map((r) => [r.id, r.user_disabled, r.admin_disabled] as const),
       );
-      const values = rows.map((r) => sql`(${r.id}, ${r.user_disabled}, ${r.admin_disabled})`);
-      await sql`insert into identities values ${sql.join(values)}`.execute(h.db);
-      await h.close();
       env = {
         API_BASE_URL: sandbox.apiUrl,
         OAUTH_TOKEN_URL: sandbox.tokenUrl,

@@ -12,10 +12,9 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Sandbox, startSandbox } from "controls-sandbox";
 import { sql } from "kysely";
-import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/source/seed.ts";
 import { runCli } from "../helpers/cli.ts";
+import { seededTarget } from "../helpers/cli-rig.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { sellOnlyOf } from "../helpers/three-way-truth.ts";
 import { waitFor } from "../helpers/wait-for.ts";
@@ -42,10 +41,7 @@ for (const backend of backends) {
         autoMigrateRate: 50,
         duplicatePolicy: "allow",
       });
-      target = await backend.target();
-      const h = await target.open({ migrate: true });
-      await seedSource(h.db, loadSourceConfig({}, {}), { identities: IDENTITIES, seed: SEED });
-      await h.close();
+      target = await seededTarget(backend, { identities: IDENTITIES, seed: SEED });
       // Seeded last: the platform's migration starts on them now, as the runs are about to start.
       sandbox.seedIdentities(rows, { migratedFraction: 0.3, seed: SEED });
       for (const r of rows) {

@@ -10,11 +10,10 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { type Sandbox, startSandbox } from "controls-sandbox";
-import { loadSourceConfig } from "../../src/config.ts";
 import { syntheticIdentities } from "../../src/contract/index.ts";
-import { seedSource } from "../../src/db/source/seed.ts";
 import { BROWSER_SKIP, openBrowser } from "../helpers/browser.ts";
 import { runCli } from "../helpers/cli.ts";
+import { seededTarget } from "../helpers/cli-rig.ts";
 import { parseCsv } from "../helpers/corpus.ts";
 import { backends, type TestTarget } from "../helpers/db.ts";
 import { sellOnlyOf, threeWayTruth } from "../helpers/three-way-truth.ts";
@@ -59,10 +58,7 @@ for (const backend of backends) {
           is_overridable: false,
         });
       }
-      target = await backend.target();
-      const h = await target.open({ migrate: true });
-      await seedSource(h.db, loadSourceConfig({}, {}), { identities: IDENTITIES, seed: SEED });
-      await h.close();
+      target = await seededTarget(backend, { identities: IDENTITIES, seed: SEED });
       env = {
         API_BASE_URL: sandbox.apiUrl,
         OAUTH_TOKEN_URL: sandbox.tokenUrl,

@@ -136,8 +136,8 @@ async function lineageBase(
 }
 
 /**
- * Rows the previous run held and this run did not store: looked up again in the source, a row
- * that is gone is `source_row_removed`, a row still there had its flags cleared.
+ * Rows the previous run held and this run did not store: looked up again in the source, a flagged
+ * row that is gone is `source_row_removed`, a row still there had its flags cleared.
  */
 async function storeRowsGone(
   deps: PipelineDeps,
@@ -159,6 +159,9 @@ async function storeRowsGone(
     for (const then of page) {
       const now = found.get(then.identity_id)?.find((r) => r.valid);
       if (!found.has(then.identity_id)) {
+        // A clean row gone is nothing to migrate (as a clean row added is no source_row_added),
+        // though the earlier run looked it up for a finding of its platform side.
+        if (!then.u && !then.a) continue;
         out.push({
           identity_id: then.identity_id,
           kind: "source_row_removed",
