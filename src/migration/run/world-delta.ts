@@ -253,6 +253,11 @@ export async function finalTally(
   const db = deps.handle.db;
   const runId = run.id;
   if (options.mode !== "plan") await notFoundCreatesToFindings(db, runId);
+  // Coverage reads the source rows, the snapshot and read_failed findings, which nothing below
+  // changes: on PostgreSQL it runs on its own connection beside the figures and the delta (a
+  // second on a 1,000,000-identity plan's path from the last page to the exit).
+  const counted = countCoverage(db, runId);
+  counted.catch(() => {}); // awaited below; a failure surfaces there
   const figures = await readRunFigures(db, runId);
   const base = tallyOf(options.mode, deps.signal?.aborted === true, figures);
   const left = findingResolution(figures).findings_left;
@@ -268,6 +273,6 @@ export async function finalTally(
     outsideChanges: changes?.outside_total ?? 0,
     newClientWork: changes?.new_client_work ?? 0,
   };
-  const coverage = coverageOf(await countCoverage(db, runId), run.strategy ?? null);
+  const coverage = coverageOf(await counted, run.strategy ?? null);
   return { figures, tally, changes, coverage };
 }
