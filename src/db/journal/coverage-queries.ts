@@ -16,6 +16,8 @@ export interface CoverageCounts {
   readonly readFailed: number;
   /** Of those read, identities a listing page showed (the rest were read by id). */
   readonly listed: number;
+  /** Of those read, identities an incremental run carried as last observed (issue 55). */
+  readonly carried?: number;
 }
 
 /**
@@ -28,7 +30,7 @@ export async function countCoverage(db: Kysely<Database>, runId: string): Promis
   const S = sql.table(TOOL_TABLES.sourceRows);
   const I = sql.table(TOOL_TABLES.snapshotIdentities);
   const F = sql.table(TOOL_TABLES.findings);
-  type Counts = Record<"candidates" | "read" | "failed" | "listed", number | string>;
+  type Counts = Record<"candidates" | "read" | "failed" | "listed" | "carried", number | string>;
   const r = await sql<Counts>`
     with cand as (
       select distinct s.identity_id from ${S} s
@@ -40,13 +42,16 @@ export async function countCoverage(db: Kysely<Database>, runId: string): Promis
         exists (select 1 from ${F} f where f.run_id = ${runId}
           and f.identity_id = c.identity_id and f.finding = 'read_failed') as failed,
         exists (select 1 from ${I} i where i.run_id = ${runId} and i.identity_id = c.identity_id
-          and i.status in ('found', 'not_found') and i.observed_via = 'listing') as listed
+          and i.status in ('found', 'not_found') and i.observed_via = 'listing') as listed,
+        exists (select 1 from ${I} i where i.run_id = ${runId} and i.identity_id = c.identity_id
+          and i.observed_via = 'carried') as carried
       from cand c
     )
     select count(*) as candidates,
       count(*) filter (where read and not failed) as read,
       count(*) filter (where failed) as failed,
-      count(*) filter (where read and not failed and listed) as listed
+      count(*) filter (where read and not failed and listed) as listed,
+      count(*) filter (where read and not failed and carried) as carried
     from seen`.execute(db);
   const row = r.rows[0];
   return {
@@ -54,5 +59,6 @@ export async function countCoverage(db: Kysely<Database>, runId: string): Promis
     read: Number(row?.read ?? 0),
     readFailed: Number(row?.failed ?? 0),
     listed: Number(row?.listed ?? 0),
+    carried: Number(row?.carried ?? 0),
   };
 }
