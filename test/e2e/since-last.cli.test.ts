@@ -43,7 +43,7 @@ for (const backend of backends) {
       for (const w of worlds) await w.close();
     });
 
-    it("without a previous complete run, --since-last reads everything and says so", async () => {
+    it("without a previous complete run, --since-last reads everything and says so; the plan and reconcile after it read incrementally", async () => {
       const w = await sinceLastWorld(backend, { ...SHAPE, n: 3000, policy: "all" });
       worlds.push(w);
       const first = await counted(w, "reconcile", "--since-last");
@@ -57,7 +57,10 @@ for (const backend of backends) {
       assert.match(first.r.stderr, /--since-last: no earlier complete read of platform/);
       assert.match(first.r.md, /no earlier complete read of platform/);
       assert.ok(first.listing >= 3, `listing pages: ${first.listing}`);
-      // The next one builds on it.
+      // The next ones build on it: a plan as a reconcile.
+      const plan = await w.run("plan", "--since-last");
+      assert.equal(summaryOf(plan).coverage?.mode, "incremental", plan.stderr.slice(-3000));
+      assert.equal(summaryOf(plan).coverage?.since_run_id, s.run_id);
       const next = summaryOf(await w.run("reconcile", "--since-last"));
       assert.equal(next.coverage?.mode, "incremental");
       assert.equal(next.coverage?.since_run_id, s.run_id);

@@ -11,6 +11,7 @@ import {
   sinceLastBasis,
 } from "../../db/journal/incremental-queries.ts";
 import { countSource } from "../../db/source/source-reader.ts";
+import { UserError } from "../../errors.ts";
 import { forgetSightingsOfClearedFlags } from "../execute/platform-wait.ts";
 import { noteStage } from "../steer/run-stage.ts";
 import { emptyCounts, incrementalLister } from "./incremental-listing.ts";
@@ -49,6 +50,11 @@ export async function readSinceLast(
   opts: StateStageOptions,
   settings: SinceLastSettings,
 ): Promise<{ source: SourceCounts; state: PlatformStateSummary }> {
+  if (opts.requested !== "auto" && opts.requested !== "bulk") {
+    throw new UserError(
+      `--since-last cannot be combined with --state ${opts.requested}: it builds on a complete listing of every identity and reads whole with --state bulk. Leave --state out (or give bulk).`,
+    );
+  }
   const basis = await sinceLastBasis(ctx.db, ctx.runId);
   const choice = chooseSinceLast(basis, settings, settings.platform);
   ctx.logger.info(`--since-last: ${choice.reason}`);
