@@ -104,21 +104,21 @@ export async function recordSince(
 }
 
 /**
- * Findings whose identity's state must be read again whatever its `updated_at`: waits for the
- * platform's migration (their create may fall due), contested and orphaned identities, missing
- * controls, and identities the platform did not show or could not be read.
+ * Findings whose identity's state must be read again whatever its `updated_at`: those that lead
+ * to a create (a missing client control, a wait for the platform's migration of a user_disabled
+ * flag that may fall due; a wait for a SERVICE control is not the tool's to end),
+ * those history decides (orphans, contested identities, identities remembered unknown), and reads
+ * that failed. Report-only findings of an unchanged identity (a missing SERVICE control, an
+ * attribute mismatch...) are carried: the same state gives the same finding; deletes (prune)
+ * re-read the controls right before they are sent anyway.
  */
 export const NEEDS_PLATFORM_STATE = [
   "missing_client_control",
-  "missing_service_control",
   "awaiting_platform_migration",
-  "platform_unaware_of_admin_flag",
-  "attribute_mismatch",
   "identity_not_found",
   "read_failed",
   "orphaned_own_control",
   "contested",
-  "duplicate_client_control",
 ];
 
 /**
@@ -144,6 +144,8 @@ export async function rereadIds(
     union
     select identity_id from ${T.f} where run_id = ${viewId} and identity_id is not null
       and finding in (${kinds})
+      -- the platform's own migration of an admin flag is the platform's change: it is listed
+      and not (finding = 'awaiting_platform_migration' and expected_set_by is distinct from 'CLIENT')
     union
     select a.identity_id from ${T.a} a where a.run_id in (select r.id from ${T.runs} r
       left join ${T.runs} o on o.id = r.parent_run_id
