@@ -56,6 +56,10 @@ for (const backend of backends) {
       );
       assert.match(first.r.stderr, /--since-last: no earlier complete read of platform/);
       assert.match(first.r.md, /no earlier complete read of platform/);
+      // --since-last builds on complete listings: another --state is refused, naming both.
+      const filtered = await w.run("plan", "--since-last", "--state", "filtered");
+      assert.equal(filtered.code, 1, filtered.stderr.slice(-2000));
+      assert.match(filtered.stderr, /--since-last cannot be combined with --state filtered/);
       assert.ok(first.listing >= 3, `listing pages: ${first.listing}`);
       // The next ones build on it: a plan as a reconcile.
       const plan = await w.run("plan", "--since-last");
@@ -136,6 +140,10 @@ for (const backend of backends) {
       );
       assert.match(n.coverage?.reason ?? "", why);
       assert.match(next.stderr, why);
+      for (const id of removed) assert.ok(n.coverage?.reason?.includes(id), n.coverage?.reason);
+      // The complete run that refused found no miss (no incremental run since): reads resume.
+      const resumed = summaryOf(await w.run(...args));
+      assert.equal(resumed.coverage?.mode, "incremental", resumed.coverage?.reason);
     });
   });
 }

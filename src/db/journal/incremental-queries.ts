@@ -31,8 +31,9 @@ export interface SinceLastBasis {
   readonly view: BasisRun | null;
   /** Incremental runs built on `complete`. */
   readonly incrementals: number;
-  /** `stale_incremental` findings of `complete`: misses its check found. */
+  /** `stale_incremental` findings of `complete`: misses its check found, and the first ids. */
   readonly staleMisses: number;
+  readonly staleSample?: readonly string[];
 }
 
 /**
@@ -83,11 +84,15 @@ export async function sinceLastBasis(db: Kysely<Database>, runId: string): Promi
     (select count(*) from ${T.f} where run_id = ${complete.id} and finding = 'stale_incremental') as stale
   `.execute(db);
   const c = counts.rows[0];
+  const sample = await sql<{ identity_id: string }>`select identity_id from ${T.f}
+    where run_id = ${complete.id} and finding = 'stale_incremental'
+    order by identity_id limit 3`.execute(db);
   return {
     complete,
     view,
     incrementals: Number(c?.incrementals ?? 0),
     staleMisses: Number(c?.stale ?? 0),
+    staleSample: sample.rows.map((x) => x.identity_id),
   };
 }
 

@@ -54,7 +54,7 @@ export function chooseSinceLast(
   if (b.staleMisses > 0) {
     return {
       mode: "complete",
-      reason: `refusing to read incrementally: the complete run ${b.complete.id} found ${b.staleMisses} stale_incremental ${b.staleMisses === 1 ? "identity" : "identities"} on platform ${platform} (changes the platform's updated_at did not show); reading everything until a complete run finds no miss`,
+      reason: `refusing to read incrementally: the complete run ${b.complete.id} found ${b.staleMisses} stale_incremental ${b.staleMisses === 1 ? "identity" : "identities"} on platform ${platform} (${sample(b)}changes the platform's updated_at did not show); reading everything until a complete run finds no miss`,
       check: b.incrementals > 0,
     };
   }
@@ -73,4 +73,11 @@ export function chooseSinceLast(
     completeId: b.complete.id,
     viewId: b.view.id,
   };
+}
+
+/** "a, b, c, ...: " of the first identities a complete run found stale. */
+function sample(b: SinceLastBasis): string {
+  const ids = b.staleSample ?? [];
+  if (ids.length === 0) return "";
+  return `${ids.join(", ")}${b.staleMisses > ids.length ? ", ..." : ""}: `;
 }
