@@ -70,7 +70,7 @@ for (const backend of backends) {
       assert.equal(next.coverage?.since_run_id, s.run_id);
     });
 
-    it("after outside changes of every kind, --since-last finds the findings, new, resolved and outside changes a complete reconcile finds on the same world, with far fewer requests", async () => {
+    it("after outside changes of every kind, --since-last finds the findings, new, resolved and outside changes a complete reconcile finds on the same world, with far fewer requests, and so does a second incremental night built on the first", async () => {
       const a = await sinceLastWorld(backend, { ...SHAPE, policy: "all" });
       worlds.push(a);
       const b = await sinceLastWorld(backend, { ...SHAPE, policy: "all" });
@@ -105,6 +105,21 @@ for (const backend of backends) {
       assert.ok(inc.listing + inc.byId < (full.listing + full.byId) / 2);
       assert.match(inc.r.stderr, /Coverage: .*incremental/);
       assert.match(inc.r.md, /incremental since/);
+      // A second night on the first incremental one: it carries what that run carried or read.
+      for (const w of [a, b]) {
+        for (const c of w.sandbox.controlsOf(w.flagged[7] ?? "")) w.sandbox.deleteControl(c.id);
+        w.sandbox.addControl(w.clean[7] ?? "", { type: "SELL_ONLY", set_by: "SET_BY_CLIENT" });
+        await w.source(`update identities set user_disabled = true where id = '${w.clean[8]}'`);
+      }
+      const inc2 = await counted(a, "reconcile", ...sinceLast, "--exit-on", "any");
+      const full2 = await counted(b, "reconcile", "--state", "bulk", "--exit-on", "any");
+      const [si2, sf2] = [summaryOf(inc2.r), summaryOf(full2.r)];
+      assert.equal(si2.coverage?.view_run_id, si.run_id, JSON.stringify(si2.coverage));
+      assert.deepEqual(findingsOf(inc2.r), findingsOf(full2.r));
+      assert.equal(si2.changes?.new_findings, sf2.changes?.new_findings);
+      assert.equal(si2.changes?.resolved_findings, sf2.changes?.resolved_findings);
+      assert.deepEqual(si2.changes?.outside, sf2.changes?.outside);
+      assert.equal(inc2.listing, 1, `second incremental listing pages: ${inc2.listing}`);
     });
 
     it("under --updated-at-policy identity-fields, controls removed that an incremental run missed are found by the next complete run as stale_incremental, and the next --since-last reads everything, naming the platform and the miss", async () => {
