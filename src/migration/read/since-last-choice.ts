@@ -65,7 +65,10 @@ export function chooseSinceLast(
       check: b.incrementals > 0,
     };
   }
-  const sinceAt = new Date(b.complete.startedAt.getTime() - o.marginS * 1000);
+  // Whole seconds, rounded down: a platform that reads the bound to the second lists no less.
+  const sinceAt = new Date(
+    Math.floor((b.complete.startedAt.getTime() - o.marginS * 1000) / 1000) * 1000,
+  );
   return {
     mode: "incremental",
     reason: `reading what changed since ${sinceAt.toISOString()} (the complete run ${b.complete.id}'s start less ${o.marginS} s); the rest is carried from run ${b.view.id}`,
