@@ -122,7 +122,8 @@ class StatusReader {
     const { openDatabase } = await import("../db/connection/connect.ts");
     for (;;) {
       try {
-        return await openDatabase(this.global, this.logger);
+        // Its own wait below also looks for a running run's status file coming back.
+        return await openDatabase(this.global, this.logger, { busyWaitMs: 0 });
       } catch (err) {
         if (!(err instanceof UserError) || Date.now() >= deadline) throw err;
         await sleep(250);

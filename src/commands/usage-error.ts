@@ -24,28 +24,37 @@ function distance(a: string, b: string): number {
   return prev[b.length]!;
 }
 
+/** The tails of a flag after each of its dashes: `source-id-column` → `id-column`, `column`. */
+const tails = (flag: string): string[] =>
+  [...flag.matchAll(/-/g)].map((m) => flag.slice((m.index ?? 0) + 1));
+
 /**
  * The known flag closest to a mistyped one, if it is close enough to be what was meant: a known
  * flag the typed one is the tail of (`id-column` for `source-id-column`, a prefix left off, the
- * shortest such flag), else the one within a small edit distance.
+ * shortest such flag), else the one within a small edit distance, else one whose tail is a typo
+ * away (`id-colum`).
  *
  * @example
  *   closestFlag("api-ur", ["api-url", "token-url"]) // "api-url"
  *   closestFlag("id-column", ["source-id-column"]) // "source-id-column"
+ *   closestFlag("id-colum", ["source-id-column"]) // "source-id-column"
  *   closestFlag("zzz", ["api-url"]) // undefined
  */
 export function closestFlag(typed: string, known: readonly string[]): string | undefined {
-  const prefixed = known
-    .filter((k) => k.endsWith(`-${typed}`))
-    .sort((a, b) => a.length - b.length)[0];
-  if (prefixed !== undefined && !known.includes(typed)) return prefixed;
+  if (known.includes(typed)) return typed;
+  const shortest = (flags: string[]) => flags.sort((a, b) => a.length - b.length)[0];
+  const prefixed = shortest(known.filter((k) => k.endsWith(`-${typed}`)));
+  if (prefixed !== undefined) return prefixed;
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const k of known) {
     const d = distance(typed, k);
     if (d < bestDistance) [best, bestDistance] = [k, d];
   }
-  return bestDistance <= Math.max(2, Math.floor(typed.length / 3)) ? best : undefined;
+  if (bestDistance <= Math.max(2, Math.floor(typed.length / 3))) return best;
+  return typed.length < 5
+    ? undefined
+    : shortest(known.filter((k) => tails(k).some((t) => distance(typed, t) <= 1)));
 }
 
 /** The flags a help text lists (`--api-url`, ...): the options valid where the user is. */
@@ -77,6 +86,35 @@ export function explainUnknown(
       return `Unknown argument ${dashes}${name}.${near ? ` Did you mean --${near}?` : ""}`;
     })
     .join("\n");
+}
+
+/**
+ * yargs' "Missing required argument: x" with the flags typed that the command does not take, which
+ * yargs leaves unsaid when a required one is missing: each with the flag it likely meant (a near
+ * one, or the one missing when only one is).
+ *
+ * @example
+ *   explainMissing("Missing required argument: identities", ["--identity-count", "10"], ["identities"])
+ *   // "Missing required argument: identities\nUnknown argument --identity-count. Did you mean --identities?"
+ */
+export function explainMissing(
+  message: string,
+  args: readonly string[],
+  known: readonly string[],
+): string | undefined {
+  const m = /^Missing required arguments?: (.+)$/.exec(message);
+  if (!m) return undefined;
+  const missing = m[1]!.split(", ");
+  const unlisted = args
+    .filter((a) => a.startsWith("--") && a.length > 2)
+    .map((a) => a.slice(2).split("=")[0]!)
+    .filter((n) => !known.includes(n) && !(n.startsWith("no-") && known.includes(n.slice(3))));
+  if (unlisted.length === 0) return undefined;
+  const lines = unlisted.map((name) => {
+    const near = closestFlag(name, known) ?? (missing.length === 1 ? missing[0] : undefined);
+    return `Unknown argument --${name}.${near ? ` Did you mean --${near}?` : ""}`;
+  });
+  return [message, ...lines].join("\n");
 }
 
 /**
@@ -129,6 +167,7 @@ export function failUsage(
   const message =
     retiredCommandHint(args) ??
     explainUnknown(raw, args, flagsInHelp(help)) ??
+    explainMissing(raw, args, flagsInHelp(help)) ??
     unknownCommand(raw, args) ??
     raw;
   if (args.includes("--json")) {

@@ -74,21 +74,22 @@ function duration(s: number): string {
 function writesLine(v: RunStatusView, before: boolean): string {
   if (v.status !== "running") return "Writes: none (the run is not running).";
   if (v.paused) return `Writes: HELD: ${v.held_by.map((h) => visible(h)).join("; ") || "paused"}.`;
-  if (before) return `Writes: none yet (the run is ${v.stage}).`;
+  if (before) return `Writes: none yet (the run is ${v.stage ?? "starting"}).`;
   return v.stage === "reporting" ? "Writes: done; the run writes its report." : "Writes: flowing.";
 }
 
-/** True while a running run is in a stage before its writes, with no action journaled yet. */
+/**
+ * True while a running run is in a stage before its writes: one it names (reading, classifying:
+ * its actions, if any, are still being journaled), or none yet with no action journaled (a run
+ * that just started, before it notes its first stage).
+ */
 const beforeWrites = (v: RunStatusView): boolean =>
   v.status === "running" &&
-  v.actions.total === 0 &&
-  v.stage !== null &&
-  v.stage !== "writing" &&
-  v.stage !== "reporting";
+  (v.stage === null ? v.actions.total === 0 : v.stage !== "writing" && v.stage !== "reporting");
 
 /**
- * `status` as text. Before a run has actions (reading, classifying) it names the stage and shows
- * no action counts, rate or ETA; ambiguous outcomes are counted once, the journal's.
+ * `status` as text. Before a run writes (reading, classifying) it names the stage and shows no
+ * rate or ETA, and no action counts until actions are journaled; ambiguous outcomes are counted once, the journal's.
  *
  * @example
  *   renderRunStatus(view) // "Run 20261122-101500-cd34: apply, running (writing) ..."
@@ -102,7 +103,9 @@ export function renderRunStatus(v: RunStatusView): string {
   const head = `Run ${v.run_id}: ${v.mode}${v.dry_run ? " (dry run)" : ""}, ${v.status}${stage}; pid ${v.pid} on ${visible(v.host)}, started ${v.started_at}, heartbeat ${ago(v.heartbeat_age_s)}.`;
   const body = before
     ? [
-        `Actions: none yet (journaled once the platform's state is classified); write budget ${v.rate_budget} requests/s.`,
+        a.total === 0
+          ? `Actions: none yet (journaled once the platform's state is classified); write budget ${v.rate_budget} requests/s.`
+          : `Actions: ${a.total} journaled so far, none sent (sent once the platform's state is read and classified); write budget ${v.rate_budget} requests/s.`,
       ]
     : [
         `Actions: ${a.done} / ${a.total} done (${a.succeeded} succeeded, ${a.failed} failed, ${a.skipped} skipped); ${a.pending} pending, ${a.in_flight} in flight, ${a.ambiguous} ambiguous.`,

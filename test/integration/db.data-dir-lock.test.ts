@@ -9,7 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { after, before, describe, it } from "node:test";
+import { loadGlobalConfig } from "../../src/config.ts";
+import { openDatabase } from "../../src/db/connection/connect.ts";
 import { acquireDataDirLock } from "../../src/db/connection/data-dir-lock.ts";
+import { createLogger } from "../../src/log.ts";
 import { REPO_ROOT } from "../helpers/cli.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 
@@ -104,6 +107,29 @@ describe("data-folder lock", { timeout: 180_000 }, () => {
         c.send("exit");
         c.child.stdin!.end();
       }
+    }
+  });
+
+  it("an opening waits for a data folder another process holds for a moment (a status reading it), and opens it once let go, rather than refuse", async () => {
+    const dataDir = join(root, "held-a-moment");
+    const holder = contender();
+    try {
+      assert.equal(await holder.next(), "ready");
+      holder.send(`try ${dataDir} ${Date.now()}`);
+      assert.equal(await holder.next(), "held");
+      const said: string[] = [];
+      const logger = createLogger({ level: "info", write: (line) => said.push(line) });
+      const global = { ...loadGlobalConfig({}, {}), dataDir };
+      const opening = openDatabase(global, logger);
+      await waitFor("the opening waiting", () => said.some((l) => /waiting up to 5 s/.test(l)));
+      assert.match(said.join(""), /is in use by another process \(pid \d+ on /);
+      holder.send("release");
+      assert.equal(await holder.next(), "released");
+      const handle = await opening;
+      await handle.close();
+    } finally {
+      holder.send("exit");
+      holder.child.stdin!.end();
     }
   });
 

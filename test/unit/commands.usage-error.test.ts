@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { closestFlag, explainUnknown, flagsInHelp } from "../../src/commands/usage-error.ts";
+import {
+  closestFlag,
+  explainMissing,
+  explainUnknown,
+  flagsInHelp,
+} from "../../src/commands/usage-error.ts";
 
 describe("usage errors", () => {
   it("suggest the closest known flag for a mistyped one, and nothing for a far one", () => {
@@ -15,6 +20,29 @@ describe("usage errors", () => {
     assert.equal(closestFlag("id-column", known), "source-id-column");
     assert.equal(closestFlag("user-disabled-column", known), "source-user-disabled-column");
     assert.equal(closestFlag("url", known), "api-url");
+  });
+
+  it("suggest the known flag whose tail a typed one is a typo away from, a prefix left off too", () => {
+    const known = ["source-id-column", "source-user-disabled-column", "api-url"];
+    assert.equal(closestFlag("id-colum", known), "source-id-column");
+    assert.equal(closestFlag("user-disabled-colum", known), "source-user-disabled-column");
+    assert.equal(closestFlag("colour-scheme", known), undefined);
+  });
+
+  it("name the flags a command does not take beside a missing required one, which yargs leaves unsaid", () => {
+    const known = ["identities", "seed", "progress", "data-dir"];
+    assert.equal(
+      explainMissing(
+        "Missing required argument: identities",
+        ["db", "seed", "--identity-count", "10", "--no-progress", "--seed=7"],
+        known,
+      ),
+      "Missing required argument: identities\nUnknown argument --identity-count. Did you mean --identities?",
+    );
+    assert.equal(
+      explainMissing("Missing required argument: identities", ["--seed", "7"], known),
+      undefined,
+    );
   });
 
   it("tell a mistyped flag from a stray word", () => {

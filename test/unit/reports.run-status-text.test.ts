@@ -45,6 +45,24 @@ describe("status as text", () => {
     }
   });
 
+  it("shows a run that started but noted no stage yet as starting, with no action counts, rate or ETA", () => {
+    const text = renderRunStatus(runStatusView(run, none, undefined, now));
+    assert.match(text, /^Run \S+: apply, running;/, text);
+    assert.match(text, /Actions: none yet/, text);
+    assert.doesNotMatch(text, /0 \/ 0 done|ETA|Writes: flowing/, text);
+    assert.match(text, /Writes: none yet \(the run is starting\)/, text);
+  });
+
+  it("counts the actions journaled while the run still classifies, with no rate, ETA or flowing writes", () => {
+    const counts = { ...none, pending: 1681 };
+    const text = renderRunStatus(
+      runStatusView(run, counts, staged("reading the source and the platform"), now),
+    );
+    assert.match(text, /Actions: 1681 journaled so far, none sent/, text);
+    assert.doesNotMatch(text, /done \(|ETA|Writes: flowing/, text);
+    assert.match(text, /Writes: none yet \(the run is reading the source and the platform\)/, text);
+  });
+
   it("shows the actions, rate and ETA once the run writes, and the stage it reports", () => {
     const counts = { ...none, pending: 90, succeeded: 10 };
     const live = {

@@ -3,15 +3,16 @@ import { resolve } from "node:path";
 import { Kysely } from "kysely";
 import type { GlobalConfig } from "../../config.ts";
 import { DiskFullError, databaseDiskFullError } from "../../disk-full.ts";
-import { ExitCode, UserError } from "../../errors.ts";
+import { UserError } from "../../errors.ts";
 import { type Logger, silentLogger } from "../../log.ts";
 import { connectionSecrets, postgresTarget, redactUrl } from "../../secret.ts";
 import { setV8Flag } from "../../v8-flags.ts";
 import type { Database } from "../schema.ts";
 import { markAbandonedRunsInterrupted } from "./abandoned-runs.ts";
-import { acquireDataDirLock, type DataDirLock } from "./data-dir-lock.ts";
+import type { DataDirLock } from "./data-dir-lock.ts";
 import type { Backend, DatabaseHandle, PostgresSession } from "./database-handle.ts";
 import { markEmbedded } from "./embedded.ts";
+import { BUSY_WAIT_MS, lockWhenFree } from "./folder-wait.ts";
 import pg from "./pg-module.ts";
 import { seedFromTemplate } from "./pglite-template.ts";
 import { PgliteThread, type PgliteThreadOptions } from "./pglite-thread.ts";
@@ -35,12 +36,16 @@ const CONNECT_TIMEOUT_MS = 10_000;
  *   const handle = await openDatabase(global, logger);
  *   try { await ensureSchema(handle.db, logger); } finally { await handle.close(); }
  */
-export async function openDatabase(global: GlobalConfig, logger: Logger): Promise<DatabaseHandle> {
+export async function openDatabase(
+  global: GlobalConfig,
+  logger: Logger,
+  options: { readonly busyWaitMs?: number } = {},
+): Promise<DatabaseHandle> {
   boundHeapGrowth(global.databaseUrl === undefined);
   const handle =
     global.databaseUrl !== undefined
       ? await openPostgres(global.databaseUrl, global.dbRetryS, logger)
-      : await openPglite(global.dataDir, logger);
+      : await openPglite(global.dataDir, logger, options.busyWaitMs ?? BUSY_WAIT_MS);
   try {
     // The database is reachable again: runs that a lost connection (or a kill) left "running"
     // are marked interrupted now, whichever command opened it.
@@ -130,7 +135,11 @@ function describeTarget(url: string): string {
   return `PostgreSQL ${t.host}:${t.port}/${t.database}`;
 }
 
-async function openPglite(dataDir: string, logger: Logger): Promise<DatabaseHandle> {
+async function openPglite(
+  dataDir: string,
+  logger: Logger,
+  busyWaitMs: number,
+): Promise<DatabaseHandle> {
   const dir = resolve(dataDir);
   try {
     mkdirSync(dir, { recursive: true });
@@ -139,13 +148,7 @@ async function openPglite(dataDir: string, logger: Logger): Promise<DatabaseHand
       `Cannot create the embedded database folder ${dir} (set with --data-dir or env CONTROLS_DATA_DIR): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
     );
   }
-  const lock = acquireDataDirLock(dir, {
-    // Another process judged this one gone and took the folder over: writing on would corrupt it.
-    onCompromised: (err) => {
-      logger.error(err.message);
-      process.exit(ExitCode.failed);
-    },
-  });
+  const lock = await lockWhenFree(dir, busyWaitMs, logger);
   let thread: PgliteThread;
   try {
     logger.debug(`PGlite data folder ${dir}: ${seedFromTemplate(dir)}`);

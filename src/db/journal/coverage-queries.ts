@@ -31,21 +31,26 @@ export async function countCoverage(db: Kysely<Database>, runId: string): Promis
   const I = sql.table(TOOL_TABLES.snapshotIdentities);
   const F = sql.table(TOOL_TABLES.findings);
   type Counts = Record<"candidates" | "read" | "failed" | "listed" | "carried", number | string>;
+  // Three grouped scans joined by hash, not three index probes per candidate: 115,503 candidates
+  // took 8 s on PGlite that way.
   const r = await sql<Counts>`
     with cand as (
       select distinct s.identity_id from ${S} s
       where s.run_id = ${runId} and s.valid and s.identity_id is not null
         and (s.user_disabled or s.admin_disabled)
+    ), snap as (
+      select i.identity_id, bool_or(i.observed_via = 'listing') as listed,
+        bool_or(i.observed_via = 'carried') as carried from ${I} i
+      where i.run_id = ${runId} and i.status in ('found', 'not_found')
+      group by i.identity_id
+    ), failed as (
+      select distinct f.identity_id from ${F} f
+      where f.run_id = ${runId} and f.finding = 'read_failed'
     ), seen as (
-      select c.identity_id, exists (select 1 from ${I} i where i.run_id = ${runId}
-          and i.identity_id = c.identity_id and i.status in ('found', 'not_found')) as read,
-        exists (select 1 from ${F} f where f.run_id = ${runId}
-          and f.identity_id = c.identity_id and f.finding = 'read_failed') as failed,
-        exists (select 1 from ${I} i where i.run_id = ${runId} and i.identity_id = c.identity_id
-          and i.status in ('found', 'not_found') and i.observed_via = 'listing') as listed,
-        exists (select 1 from ${I} i where i.run_id = ${runId} and i.identity_id = c.identity_id
-          and i.observed_via = 'carried') as carried
-      from cand c
+      select n.identity_id is not null as read, x.identity_id is not null as failed,
+        coalesce(n.listed, false) as listed, coalesce(n.carried, false) as carried
+      from cand c left join snap n on n.identity_id = c.identity_id
+        left join failed x on x.identity_id = c.identity_id
     )
     select count(*) as candidates,
       count(*) filter (where read and not failed) as read,

@@ -61,12 +61,14 @@ export async function dueForCreate(
   const service = pairs
     .filter((p) => awaitingOf(p.finding, "platform"))
     .map((p) => p.row.identity_id);
-  if (client.length + service.length > 0) mayHoldSightings.set(db, true);
+  if (client.length + service.length === 0) return NONE;
+  // Asked before this run records its first sighting (see `sightingsBeforeRun`).
+  await sightingsBeforeRun(db, runId);
   // Every run that reads the platform records its sightings (a plan's too): a later wait counts
   // from the first one. Only `wait-s` creates those sighted long enough ago.
-  const seconds = policy.kind === "wait-s" ? policy.seconds : 0;
-  await sightAwaiting(db, runId, "admin_disabled", service, seconds);
-  const due = await sightAwaiting(db, runId, "user_disabled", client, seconds);
+  const seconds = policy.kind === "wait-s" ? policy.seconds : null;
+  const ids = { user_disabled: client, admin_disabled: service };
+  const due = await sightAwaiting(db, runId, ids, seconds);
   return policy.kind === "wait-s" ? due : NONE;
 }
 
@@ -81,13 +83,7 @@ export async function forgetSettledSightings(
   runId: string,
   pairs: Pairs,
 ): Promise<void> {
-  // Most databases never record a sighting: asked once a process, then nothing a batch.
-  let may = mayHoldSightings.get(db);
-  if (may === undefined) {
-    may = await anySightings(db);
-    mayHoldSightings.set(db, may);
-  }
-  if (!may || pairs.length === 0) return;
+  if (pairs.length === 0 || !(await sightingsBeforeRun(db, runId))) return;
   const awaiting = { user_disabled: new Set<string>(), admin_disabled: new Set<string>() };
   for (const p of pairs) {
     if (awaitingOf(p.finding, "tool")) awaiting.user_disabled.add(p.row.identity_id);
@@ -110,9 +106,7 @@ export async function forgetSightingsOfClearedFlags(
   db: Kysely<Database>,
   runId: string,
 ): Promise<number> {
-  const may = mayHoldSightings.get(db) ?? (await anySightings(db));
-  mayHoldSightings.set(db, may);
-  return may ? forgetSightingsOffSource(db, runId) : 0;
+  return (await sightingsBeforeRun(db, runId)) ? forgetSightingsOffSource(db, runId) : 0;
 }
 
 /**
@@ -134,5 +128,26 @@ export async function toolCreatedAmongDuplicates(
 
 const NONE: ReadonlySet<string> = new Set();
 
-/** Per database handle: whether the sightings table may hold rows (false: no statement a batch). */
-const mayHoldSightings = new WeakMap<Kysely<Database>, boolean>();
+/** Per database handle and run: whether sightings were recorded before the run's first one here. */
+const heldBefore = new WeakMap<Kysely<Database>, Map<string, Promise<boolean>>>();
+
+/**
+ * Whether any sighting was recorded before this process's first sighting for the run: asked once
+ * a run and process, before the run records one. Without one, no batch of the run needs its
+ * forgetting statement: a batch forgets only its own identities, each classified in one batch of
+ * the run, and the run's own sightings are of identities awaiting when sighted (their source flag
+ * true), so none of them is to be forgotten by the same run. A resumed run asks again in its new
+ * process, and finds the sightings its first process made. This spared a 1,000,000-identity plan
+ * 251 deletes, each a look-up among the 60,000 sightings it had recorded so far.
+ */
+function sightingsBeforeRun(db: Kysely<Database>, runId: string): Promise<boolean> {
+  const runs = heldBefore.get(db) ?? new Map<string, Promise<boolean>>();
+  heldBefore.set(db, runs);
+  const known = runs.get(runId);
+  if (known !== undefined) return known;
+  const asked = anySightings(db);
+  runs.set(runId, asked);
+  // A failed question is asked again by the next batch.
+  asked.catch(() => runs.delete(runId));
+  return asked;
+}

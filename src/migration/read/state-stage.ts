@@ -90,6 +90,7 @@ export async function readPlatformState(
     );
   }
   // Counting first checks the relation and columns before any request, and sizes `auto`.
+  await noteStage(db, ctx.runId, "reading the source");
   const known = await countSource(db, ctx.source);
   const previous = await previousListings(db, ctx.runId);
   const lastBulk = previous.find((p) => p.listing.filter === "none");

@@ -227,6 +227,7 @@ async function finish(
 ): Promise<PipelineResult> {
   const db = deps.handle.db;
   await noteStage(db, run.id, "reporting");
+  await deps.readStage?.publishNow(); // PGlite: status names the stage before any report is written
   const { figures, tally, changes, coverage } = await finalTally(deps, options, run);
   const verdict = await runVerdict(deps, options, run.id, tally, figures, coverage);
   const { exitCode, status, error, gap } = verdict;

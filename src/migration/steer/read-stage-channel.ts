@@ -59,6 +59,17 @@ export class ReadStageChannel {
     this.#statusAt = 0;
   }
 
+  /**
+   * Rewrites the status file now, with the stage just noted, rather than at the next second's
+   * poll: a hand-over from the writes' server leaves no second in which `status` has no file.
+   */
+  async publishNow(): Promise<void> {
+    await this.#busy;
+    this.#statusAt = 0;
+    this.#busy = this.#poll();
+    await this.#busy;
+  }
+
   /** Stops serving; the status file goes, so `status` reads the database's final word. */
   async stop(): Promise<void> {
     this.#stopped = true;

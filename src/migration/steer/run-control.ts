@@ -268,10 +268,14 @@ export class RunControl implements ActionControl {
   /** Reports to the database, rewrites the status file, and answers the local requests. */
   async #publish(answered: { request: LocalRequest; message: string; ok: boolean }[]) {
     const { db, runId, channel } = this.#s;
-    const report = await this.#saveReport();
+    await this.#saveReport();
     if (!channel) return;
     const run = await getRun(db, runId);
-    const status = run ? await readRunStatus(db, run, this.#now(), report) : undefined;
+    // The file's rate as of its writing, not of the report above: a busy database (PGlite queues
+    // these reads behind the run's writes) can take seconds to answer the reads between.
+    const status = run
+      ? await readRunStatus(db, run, this.#now, () => this.liveReport())
+      : undefined;
     if (status) await channel.writeStatus({ ...status });
     for (const a of answered) {
       await channel.reply(a.request, {

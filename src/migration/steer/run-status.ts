@@ -21,22 +21,25 @@ const REPORT_FRESH_MS = 5_000;
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
 /**
- * The status of `run`. `live` is the running process's own report (its view for the status file);
- * without it, the report it left in the database is used while fresh.
+ * The status of `run`. `live` is the running process's own report (its view for the status file),
+ * or how to take it once the database is read, so that its rate is as of the view's counts and
+ * of the moment the view is written, however long a busy database took to answer; `now` likewise.
+ * Without it, the report it left in the database is used while fresh.
  *
  * @example
- *   const view = await readRunStatus(db, run, new Date());
+ *   const view = await readRunStatus(db, run, () => new Date());
  *   view.actions.done; view.eta_s;
  */
 export async function readRunStatus(
   db: Kysely<Database>,
   run: Run,
-  now: Date,
-  live?: LiveReport,
+  now: Date | (() => Date),
+  live?: LiveReport | (() => LiveReport),
 ): Promise<RunStatusView> {
   const counts = await countActionsPerStatus(db, run.id);
   const control = await getRunControl(db, run.id);
-  return runStatusView(run, counts, control, now, live);
+  const at = typeof now === "function" ? now() : now;
+  return runStatusView(run, counts, control, at, typeof live === "function" ? live() : live);
 }
 
 /**
