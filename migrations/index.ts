@@ -19,6 +19,7 @@ import * as runWorldIdentity from "./0014-run-world-identity.ts";
 import * as observedVia from "./0015-observed-via.ts";
 import * as platformKeyedLineage from "./0016-platform-keyed-lineage.ts";
 import * as closingSends from "./0017-closing-sends.ts";
+import * as incrementalReads from "./0018-incremental-reads.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0001_initial": initial,
@@ -36,4 +37,5 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0015_observed_via": observedVia,
   "0016_platform_keyed_lineage": platformKeyedLineage,
   "0017_closing_sends": closingSends,
+  "0018_incremental_reads": incrementalReads,
 });

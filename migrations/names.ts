@@ -19,4 +19,5 @@ export const MIGRATION_NAMES: readonly string[] = Object.freeze([
   "0015_observed_via",
   "0016_platform_keyed_lineage",
   "0017_closing_sends",
+  "0018_incremental_reads",
 ]);

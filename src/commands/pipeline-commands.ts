@@ -7,6 +7,7 @@ import {
   platformOptions,
   reconcileOptions,
   runOptions,
+  sinceLastOptions,
   sourceOptions,
   withOptions,
   writeOptions,
@@ -110,7 +111,7 @@ export const planCommand: CommandModule = {
   describe:
     "Dry-run audit: compare the source flags with the platform's controls and write the diff. Read-only.",
   builder: (y: Argv) =>
-    connection(y)
+    withOptions(connection(y), sinceLastOptions, "Reading only what changed:")
       .example(
         "$0 plan",
         "Audit with env API_BASE_URL, OAUTH_TOKEN_URL, OAUTH_CLIENT_ID, OAUTH_CLIENT_SECRET",
@@ -154,7 +155,11 @@ export const reconcileCommand: CommandModule = {
   builder: (y: Argv) =>
     withOptions(
       withOptions(
-        withOptions(connection(y), writeOptions, "Reconcile:"),
+        withOptions(
+          withOptions(connection(y), writeOptions, "Reconcile:"),
+          sinceLastOptions,
+          "Reading only what changed:",
+        ),
         holdOptions,
         "Holding writes (besides `controls-migrate pause`):",
       ),
@@ -162,6 +167,10 @@ export const reconcileCommand: CommandModule = {
       "Reconcile:",
     )
       .example("$0 reconcile --yes", "Nightly: create what is missing, report the rest")
+      .example(
+        "$0 reconcile --since-last --yes",
+        "Nightly at the cost of what changed: list only identities updated since the last complete read; every 7th night reads everything and checks",
+      )
       .example(
         "$0 reconcile --prune --yes",
         "Also remove client SELL_ONLY controls whose user_disabled was cleared",

@@ -57,5 +57,6 @@ export {
   runSettingFlag,
 } from "./run-settings-table.ts";
 export * from "./seed-demo-options.ts";
+export * from "./since-last-options.ts";
 export { isLoopbackHost, isPostgresUrl, judgeEndpointUrl } from "./url-policy.ts";
 export { flagsOf, helpWidth, withOptions, yargsOptions } from "./yargs-options.ts";

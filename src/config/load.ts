@@ -26,6 +26,7 @@ import {
 import { type Argv, type Env, givenAs, readTable } from "./read-table.ts";
 import { secretFromFile } from "./secret-file.ts";
 import { demoOptions, seedOptions } from "./seed-demo-options.ts";
+import { sinceLastOptions } from "./since-last-options.ts";
 
 export type { Argv, Env } from "./read-table.ts";
 export { givenAs, optionName, readTable } from "./read-table.ts";
@@ -38,7 +39,8 @@ export type PipelineConfig = OptionValues<
     typeof writeOptions &
     typeof holdOptions &
     typeof applyOptions &
-    typeof reconcileOptions
+    typeof reconcileOptions &
+    typeof sinceLastOptions
 >;
 /** What writes are held by, besides `pause`: the throttle file and the daily window. */
 export type HoldConfig = OptionValues<typeof holdOptions>;
@@ -198,6 +200,7 @@ const pipelineTable = {
   ...holdOptions,
   ...applyOptions,
   ...reconcileOptions,
+  ...sinceLastOptions,
 };
 
 /**

@@ -18,6 +18,7 @@ import {
 import type { OptionDef, OptionTable } from "./option-def.ts";
 import { globalOptions, platformOptions, sourceOptions } from "./options.ts";
 import { demoOptions, seedOptions } from "./seed-demo-options.ts";
+import { sinceLastOptions } from "./since-last-options.ts";
 import { defaultShown } from "./yargs-options.ts";
 
 /** Marks the generated part of README.md. */
@@ -43,6 +44,7 @@ export const SECTIONS: readonly [string, OptionTable][] = [
   ["apply, reconcile, revert: holding writes (besides `pause`)", holdOptions],
   ["apply", applyOptions],
   ["reconcile", reconcileOptions],
+  ["plan, reconcile: reading only what changed (`--since-last`)", sinceLastOptions],
   ["revert", revertOptions],
   ["status", statusOptions],
   ["set-rate", setRateOptions],

@@ -8,8 +8,11 @@ import type { ColumnType, Generated } from "kysely";
 import type { Timestamp } from "./column-types.ts";
 
 export type SnapshotStatus = "found" | "not_found" | "error";
-/** How a run observed an identity: on a listing page, or read by its id (0015). */
-export type ObservedVia = "listing" | "by_id";
+/**
+ * How a run observed an identity: on a listing page, or read by its id (0015); or not at all,
+ * its last observed state carried forward by an incremental run (`carried`, 0018).
+ */
+export type ObservedVia = "listing" | "by_id" | "carried";
 export type SetBy = "client" | "service" | "unknown";
 
 /** The interesting source rows of a run: any flag true, or an anomaly. */
@@ -41,6 +44,8 @@ export interface SnapshotIdentitiesTable {
   platform_admin_disabled: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
   /** How this run observed it, recorded as it did; null: the read failed, or an older version (0015). */
   observed_via: ColumnType<ObservedVia | null, ObservedVia | null | undefined, ObservedVia | null>;
+  /** A carried row: the run that observed it; null: this run (0018). */
+  observed_run_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Identities a listing read before the source rows were stored, until they are sorted (0005). */

@@ -112,6 +112,11 @@ export interface RunsTable {
   source_database: ColumnType<string | null, string | null | undefined, string | null>;
   /** The platform's key (`platformKey`, 0014); null for a run of an older version. */
   platform_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** `--since-last` (0018): the `updated_at.gte` bound of an incremental read, null for a whole one;
+   * the complete run it built on, and the run whose observations it carried forward. */
+  since_at: NullableTimestamp;
+  since_run_id: ColumnType<string | null, string | null | undefined, string | null>;
+  view_run_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** The actions journal: one row per intended platform write, updated as it progresses. */

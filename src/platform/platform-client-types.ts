@@ -33,6 +33,8 @@ export interface ListIdentitiesOptions {
   /** `created_at.gte` / `created_at.lt`: one window of a partitioned listing. */
   readonly createdAtGte?: string;
   readonly createdAtLt?: string;
+  /** `updated_at.gte`: only identities the platform changed since (`--since-last`). */
+  readonly updatedAtGte?: string;
   readonly signal?: AbortSignal;
   /** How many identities the caller expects (e.g. the source's row count), for the page cap. */
   readonly expectedTotal?: number;

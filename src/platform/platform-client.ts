@@ -150,6 +150,7 @@ export class PlatformApi {
       control_types: opts.controlTypes?.length ? opts.controlTypes : undefined,
       "created_at.gte": opts.createdAtGte,
       "created_at.lt": opts.createdAtLt,
+      "updated_at.gte": opts.updatedAtGte,
     };
     // One page, read and parsed: the answer's JSON is garbage once this returns, never held
     // while the page waits at the listing's `yield`.

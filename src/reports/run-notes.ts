@@ -14,6 +14,11 @@ export interface NotesInput {
     readonly candidates_read: number;
     readonly read_failed: number;
     readonly not_looked_for: readonly string[];
+    readonly mode?: "complete" | "incremental";
+    readonly reason?: string;
+    readonly since?: string;
+    readonly view_run_id?: string;
+    readonly carried?: number;
   } | null;
 }
 
@@ -27,7 +32,15 @@ export interface NotesInput {
 export function coverageLine(c: NonNullable<NotesInput["coverage"]>): string {
   const failed = c.read_failed > 0 ? ` (${thousands(c.read_failed)} read failed)` : "";
   const unseen = c.not_looked_for.length > 0 ? c.not_looked_for.join(", ") : "none";
-  return `read ${thousands(c.candidates_read)} of ${thousands(c.candidates)} candidates${failed}; not looked for: ${unseen}`;
+  return `read ${thousands(c.candidates_read)} of ${thousands(c.candidates)} candidates${failed}; not looked for: ${unseen}${sinceLastPart(c)}`;
+}
+
+/** `--since-last` (issue 55): "; incremental since …, 19,800 identities carried …", or why complete. */
+function sinceLastPart(c: NonNullable<NotesInput["coverage"]>): string {
+  if (c.mode === "incremental") {
+    return `; incremental since ${c.since}: ${thousands(c.carried ?? 0)} identities not changed since were carried as last observed (from run ${c.view_run_id})`;
+  }
+  return c.mode === "complete" ? `; complete (--since-last: ${c.reason})` : "";
 }
 
 /** A listing figure of summary.json's `platform_state.listing` (a number, else 0). */

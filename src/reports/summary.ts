@@ -61,7 +61,20 @@ export interface CoverageFigures {
     readonly read_by_id: number;
     readonly not_read: number;
     readonly read_failed: number;
+    /** Candidates an incremental run did not read and carried as last observed (issue 55). */
+    readonly carried?: number;
   };
+  /**
+   * `--since-last` (issue 55): `incremental` for a run that read only what changed since `since`
+   * (the complete run `since_run_id`'s start less the margin) and carried `carried` identities
+   * from run `view_run_id`; `complete` for a `--since-last` run that read everything, and why.
+   */
+  readonly mode?: "complete" | "incremental";
+  readonly reason?: string;
+  readonly since?: string;
+  readonly since_run_id?: string;
+  readonly view_run_id?: string;
+  readonly carried?: number;
 }
 
 /** summary.json's `ledger_error`: where a run's books did not balance. */
@@ -91,6 +104,8 @@ export interface RunSummary {
     readonly reason: string;
     readonly existence: string;
     readonly listing: object | null;
+    /** `--since-last`: incremental or complete, and why (issue 55). */
+    readonly since_last?: object;
   } | null;
   readonly source: {
     /** The source relation as the database resolved it at the run's start (`schema.table`). */

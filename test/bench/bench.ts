@@ -15,7 +15,8 @@
  * 1000 rps, apply --plan's controls-path requests), j scenario b's apply on PGlite five times,
  * k start-up (--version, --help, status), m revert --dry-run and a second reconcile at two sizes
  * ten times apart, failing on super-linear growth, l plan at 1M and 10M on PostgreSQL (only with
- * --only l).
+ * --only l), n a night of plan --since-last against a complete plan after 1,000 outside changes
+ * (PostgreSQL; only with --only n; 100,000 identities, --sizes for more).
  * PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (an admin URL;
  * a throwaway database is created per run), else a throwaway server started from
  * /usr/lib/postgresql/*\/bin, else the PostgreSQL variants are skipped with the reason printed.
@@ -39,6 +40,7 @@ import { repeatScenario } from "./scenario-repeat.ts";
 import { resumeScenario } from "./scenario-resume.ts";
 import { scaleScenario } from "./scenario-scale.ts";
 import { showScenario } from "./scenario-show.ts";
+import { sinceLastScenario } from "./scenario-since-last.ts";
 import { startupScenario } from "./scenario-startup.ts";
 import { strategiesScenario } from "./scenario-strategies.ts";
 
@@ -51,7 +53,10 @@ const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] 
                j apply on PGlite, 5 runs, k start-up: --version, --help against node -e 0,
                status with no run, m revert --dry-run and a second reconcile at two sizes ten
                times apart (fails on a ratio over 15), l plan at 1M and 10M on PostgreSQL (not
-               in the default set: run it with --only l) (default a to k and m)
+               in the default set: run it with --only l), n plan --since-last against a
+               complete plan after 1,000 outside changes, requests and findings compared
+               (PostgreSQL; not in the default set: --only n; 100,000 identities, the largest
+               --sizes when given, quick 20,000 and 100 changes) (default a to k and m)
   --sizes      source sizes of scenarios a and f, smallest also for e, largest for h (default
                100000,1000000; quick 1000,2000, f 1000 only); of g too when given (g's default
                200000,1000000; quick 500); the largest of i's plans when given (i's default
@@ -78,7 +83,7 @@ if (values.help) {
   process.exit(0);
 }
 
-const ORDER = ["a", "c", "b", "d", "e", "f", "g", "h", "i", "j", "k", "m", "l"] as const;
+const ORDER = ["a", "c", "b", "d", "e", "f", "g", "h", "i", "j", "k", "m", "l", "n"] as const;
 type ScenarioId = (typeof ORDER)[number];
 const NAMES: Record<ScenarioId, string> = {
   a: "a-plan",
@@ -94,6 +99,7 @@ const NAMES: Record<ScenarioId, string> = {
   k: "k-startup",
   l: "l-scale-ten-million",
   m: "m-history-scale",
+  n: "n-since-last",
 };
 
 function list(raw: string, what: string): string[] {
@@ -110,9 +116,11 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-// l (ten million identities) loads the machine for long: run only when asked for.
+// l (ten million identities) loads the machine for long, n adds its own: run only when asked for.
 const only =
-  values.only === undefined ? ORDER.filter((s) => s !== "l") : list(values.only, "--only");
+  values.only === undefined
+    ? ORDER.filter((s) => s !== "l" && s !== "n")
+    : list(values.only, "--only");
 for (const s of only) if (!ORDER.includes(s as ScenarioId)) fail(`unknown scenario ${s}`);
 const selected = ORDER.filter((s) => only.includes(s));
 const sizes = (
@@ -255,6 +263,7 @@ for (const id of selected) {
     else if (id === "j") figures = await applyRunsScenario(kit);
     else if (id === "k") figures = await startupScenario(kit);
     else if (id === "m") figures = await historyScaleScenario(kit);
+    else if (id === "n") figures = await sinceLastScenario(kit);
     else figures = await scaleScenario(kit);
     emit({
       scenario: NAMES[id],

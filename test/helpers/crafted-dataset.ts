@@ -97,6 +97,7 @@ export const EXPECTED_FINDINGS = {
   read_failed: 0,
   orphaned_own_control: 0,
   contested: 0,
+  stale_incremental: 0,
 };
 
 /** Creates `identities (id, user_disabled, admin_disabled)` holding the crafted source rows. */

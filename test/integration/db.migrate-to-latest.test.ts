@@ -39,6 +39,9 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "source_database",
     "platform_key",
     "closing_sends",
+    "since_at",
+    "since_run_id",
+    "view_run_id",
   ],
   source_rows: [
     "run_id",
@@ -59,6 +62,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     "platform_user_disabled",
     "platform_admin_disabled",
     "observed_via",
+    "observed_run_id",
   ],
   listed_identities: ["run_id", "identity_id"],
   listed_claims: ["run_id", "identity_id", "batch"],

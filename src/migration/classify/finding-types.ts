@@ -31,6 +31,8 @@ export const FINDING_KINDS = [
   ...THREE_WAY_FINDINGS,
   "orphaned_own_control",
   "contested",
+  // A complete --since-last read found a change the incremental runs missed (issue 55).
+  "stale_incremental",
 ] as const;
 export type FindingKind = (typeof FINDING_KINDS)[number];
 

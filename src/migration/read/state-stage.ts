@@ -14,6 +14,8 @@ import { createProgress } from "../steer/progress.ts";
 import { endpointBudget } from "../steer/progress-rate.ts";
 import { noteStage } from "../steer/run-stage.ts";
 import { readIdentities, readLegacyWhereNeeded } from "./identity-reads.ts";
+import type { ListedIdentity } from "./listed-identity.ts";
+import type { SinceLastSummary } from "./since-last-choice.ts";
 import {
   type ListingFigures,
   type ListingHint,
@@ -39,6 +41,8 @@ export interface PlatformStateSummary {
   /** How a candidate's existence on the platform is established. */
   readonly existence: string;
   readonly listing: ListingFigures | null;
+  /** `--since-last`: whether the run read incrementally or whole, and why (issue 55). */
+  readonly since_last?: SinceLastSummary;
 }
 
 export interface StateStageOptions {
@@ -151,16 +155,26 @@ export async function readPlatformState(
 }
 
 /**
+ * What lists the platform into the findings stream in place of the whole listing (`--since-last`):
+ * `sourceDone` settles once the source rows are stored.
+ */
+export type PlatformLister = (
+  onPage: (page: ListedIdentity[]) => Promise<void>,
+  sourceDone: Promise<void>,
+) => Promise<ListingFigures>;
+
+/**
  * The listing waits on the rate budget and the source pass on the database, so they overlap;
  * findings are computed as both pass identities (see `findings-stream.ts`), leaving only the
- * candidates no page listed for after the last page.
+ * candidates no page listed for after the last page. `lister` lists in place of `listPlatform`.
  */
-async function listWithFindings(
+export async function listWithFindings(
   ctx: SnapshotContext,
   strategy: "bulk" | "filtered",
   hint: ListingHint,
   journal: Omit<FindingsOptions, "unlistedHoldNoSellOnly">,
   flagged: number,
+  lister?: PlatformLister,
 ): Promise<[SourceCounts, ListingFigures]> {
   const { db, logger } = ctx;
   const quiet = createProgress({ enabled: false, logger });
@@ -168,18 +182,27 @@ async function listWithFindings(
   // stream holds in memory.
   const expectedIds = Math.ceil(flagged * 1.05) + 1000;
   const stream = startFindingsStream(ctx, { ...journal, expectedIds, ...ctx.findingsMemory });
+  const source = deferred();
+  source.promise.catch(() => {}); // the source pass's own failure is the one reported
   try {
     const read = await Promise.all([
       loadSource(db, ctx.source, ctx.runId, quiet, ctx.signal, stream.index).then(
         async (counts) => {
           const moved = await stream.sourceComplete();
+          source.resolve();
           logger.debug(
             `source: ${counts.rowsRead} rows read; ${moved} identities listed so far are in the source; findings follow the listing from here`,
           );
           return counts;
         },
+        (err: unknown) => {
+          source.reject(err);
+          throw err;
+        },
       ),
-      listPlatform(ctx, strategy, hint, (page) => stream.page(page)),
+      lister
+        ? lister((page) => stream.page(page), source.promise)
+        : listPlatform(ctx, strategy, hint, (page) => stream.page(page)),
     ]);
     const counts = await finishUnlisted(ctx, stream, strategy);
     logFindings(ctx, counts, stream.index);
@@ -198,6 +221,17 @@ async function listWithFindings(
   } finally {
     await stream.close();
   }
+}
+
+/** A promise settled from outside (`Promise.withResolvers` is past the compiler's library). */
+function deferred() {
+  let resolve = () => {};
+  let reject: (err: unknown) => void = () => {};
+  const promise = new Promise<void>((yes, no) => {
+    resolve = yes;
+    reject = no;
+  });
+  return { promise, resolve, reject };
 }
 
 /**

@@ -37,16 +37,36 @@ const PLAN_ONLY = [...(NOT_LOOKED_FOR["per-identity"] ?? [])];
  *   //   not_looked_for: ["platform_will_restrict", "unknown_to_source"],
  *   //   observed_by: { filtered_listing: 5, read_by_id: 4, read_failed: 1, ... } }
  */
-export function coverageOf(c: CoverageCounts, strategy: string | null): RunSummary["coverage"] {
+export function coverageOf(
+  c: CoverageCounts,
+  strategy: string | null,
+  sinceLast?: SinceLastCoverage,
+): RunSummary["coverage"] {
   const known = strategy !== null ? NOT_LOOKED_FOR[strategy] : undefined;
-  return {
+  const carried = c.carried ?? 0;
+  const base = {
     candidates: c.candidates,
-    candidates_read: c.read,
-    candidates_unread: c.candidates - c.read,
+    candidates_read: c.read - carried,
+    candidates_unread: c.candidates - c.read + carried,
     read_failed: c.readFailed,
     not_looked_for: [...(known ?? (strategy?.startsWith("the plan") ? PLAN_ONLY : []))],
     observed_by: observedBy(c, strategy),
   };
+  if (!sinceLast) return base;
+  const { mode, reason, since, since_run_id, view_run_id } = sinceLast;
+  if (mode === "complete") return { ...base, mode, reason };
+  return { ...base, mode, reason, since, since_run_id, view_run_id, carried: sinceLast.carried };
+}
+
+/** What `--since-last` adds to a run's coverage (issue 55): the run's mode, and what it carried. */
+export interface SinceLastCoverage {
+  readonly mode: "complete" | "incremental";
+  readonly reason: string;
+  readonly since?: string;
+  readonly since_run_id?: string;
+  readonly view_run_id?: string;
+  /** Identities carried as last observed, candidates or not. */
+  readonly carried?: number;
 }
 
 /**
@@ -57,11 +77,13 @@ export function coverageOf(c: CoverageCounts, strategy: string | null): RunSumma
  */
 function observedBy(c: CoverageCounts, strategy: string | null) {
   const listing = strategy === "bulk" || strategy === "filtered" ? c.listed : 0;
+  const carried = c.carried ?? 0;
   return {
     complete_listing: strategy === "bulk" ? listing : 0,
     filtered_listing: strategy === "filtered" ? listing : 0,
-    read_by_id: c.read - listing,
+    read_by_id: c.read - listing - carried,
     not_read: c.candidates - c.read - c.readFailed,
     read_failed: c.readFailed,
+    ...(carried > 0 ? { carried } : {}),
   };
 }

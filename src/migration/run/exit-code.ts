@@ -50,6 +50,8 @@ export const CLIENT_WORK_KINDS: readonly string[] = [
   "duplicate_client_control",
   "platform_unaware_of_admin_flag",
   "source_behind_platform",
+  // The platform changed an identity without moving its updated_at: --since-last cannot be trusted.
+  "stale_incremental",
 ];
 
 /** What the policy looks at, counted once a run's work is over. */

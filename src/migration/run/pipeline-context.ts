@@ -17,9 +17,11 @@ import type { PlatformClient } from "../../platform/index.ts";
 import type { FindingsMemory } from "../classify/findings-stream-types.ts";
 import type { ExecutorContext } from "../execute/executor.ts";
 import { waitPolicy } from "../execute/platform-wait.ts";
+import type { SinceLastSettings } from "../read/since-last.ts";
 import type { ListingSettings, SnapshotContext } from "../read/snapshot.ts";
 import type { Progress } from "../steer/progress.ts";
 import type { ReadStageChannel } from "../steer/read-stage-channel.ts";
+import { platformKey } from "./run-binding.ts";
 import type { SettingChange } from "./run-settings.ts";
 
 /** The run's options: the frozen config objects, never copied field by field. */
@@ -99,6 +101,15 @@ export function snapshotContext(
     signal: deps.signal,
     serialDatabase: deps.handle.backend === "pglite",
     ...(deps.findingsMemory ? { findingsMemory: deps.findingsMemory } : {}),
+  };
+}
+
+/** `--since-last`'s settings: the margin, how often a run reads whole, the platform as named. */
+export function sinceLastSettings(options: PipelineOptions): SinceLastSettings {
+  return {
+    marginS: options.run.sinceMarginS,
+    fullEvery: options.run.fullEvery,
+    platform: platformKey(options.platform),
   };
 }
 

@@ -17,6 +17,7 @@ import type { RunSummary } from "../../reports/summary.ts";
 import { executeActions } from "../execute/executor.ts";
 import { waitPolicy } from "../execute/platform-wait.ts";
 import { reverifyPending } from "../execute/reverify.ts";
+import { readSinceLast } from "../read/since-last.ts";
 import type { SourceCounts } from "../read/source-stage.ts";
 import { type PlatformStateSummary, readPlatformState } from "../read/state-stage.ts";
 import { ReadStageChannel } from "../steer/read-stage-channel.ts";
@@ -25,6 +26,7 @@ import {
   executorContext,
   type PipelineDeps,
   type PipelineOptions,
+  sinceLastSettings,
   snapshotContext,
 } from "./pipeline-context.ts";
 import { adoptPlan, checkPlanRun } from "./plan-adoption.ts";
@@ -153,12 +155,15 @@ async function readStages(
     const source = await adoptPlan(deps, runId, options.run.plan);
     return { source, strategy: "the plan's (re-read after the confirmation)" };
   }
-  const read = await readPlatformState(snap, {
+  const stateOptions = {
     requested: options.run.state,
     writes: options.mode !== "plan",
     prune: options.mode === "reconcile" && options.run.prune,
     waitForPlatform: waitPolicy(options.run.waitForPlatform, options.run.waitForPlatformS),
-  });
+  };
+  const read = options.run.sinceLast
+    ? await readSinceLast(snap, stateOptions, sinceLastSettings(options))
+    : await readPlatformState(snap, stateOptions);
   return { source: read.source, strategy: read.state.strategy, platformState: read.state };
 }
 

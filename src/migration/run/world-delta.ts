@@ -6,6 +6,7 @@
  */
 import type { Kysely } from "kysely";
 import { countCoverage } from "../../db/journal/coverage-queries.ts";
+import { countCarried } from "../../db/journal/incremental-queries.ts";
 import { getRun } from "../../db/journal/run-queries.ts";
 import { analyzeRunTables } from "../../db/journal/snapshot-queries.ts";
 import { findingDelta } from "../../db/report-queries/finding-delta-queries.ts";
@@ -33,7 +34,7 @@ import { refreshSourceIdSet, sourceIdSetOf } from "../../db/source/source-id-set
 import { lookupSourceRows } from "../../db/source/source-reader.ts";
 import type { RunSummary } from "../../reports/summary.ts";
 import { readMarkedThenUnkept } from "../read/identity-reads.ts";
-import { coverageOf } from "./coverage.ts";
+import { coverageOf, type SinceLastCoverage } from "./coverage.ts";
 import { CLIENT_WORK_KINDS, type RunTally } from "./exit-code.ts";
 import type { PipelineDeps, PipelineOptions } from "./pipeline-context.ts";
 import { platformKey } from "./run-binding.ts";
@@ -242,7 +243,10 @@ export async function finalTally(
   run: {
     readonly id: string;
     readonly strategy?: string | null;
-    readonly platformState?: { readonly listing: { readonly omitted?: number } | null };
+    readonly platformState?: {
+      readonly listing: { readonly omitted?: number } | null;
+      readonly since_last?: SinceLastCoverage;
+    };
   },
 ): Promise<{
   figures: RunFigures;
@@ -273,6 +277,9 @@ export async function finalTally(
     outsideChanges: changes?.outside_total ?? 0,
     newClientWork: changes?.new_client_work ?? 0,
   };
-  const coverage = coverageOf(await counted, run.strategy ?? null);
+  const since = run.platformState?.since_last;
+  const sinceLast =
+    since?.mode === "incremental" ? { ...since, carried: await countCarried(db, runId) } : since;
+  const coverage = coverageOf(await counted, run.strategy ?? null, sinceLast);
   return { figures, tally, changes, coverage };
 }
