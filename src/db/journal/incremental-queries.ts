@@ -4,16 +4,8 @@
  * observations carried forward. SQL only; `migration/read/since-last.ts` decides.
  */
 import { type Kysely, sql } from "kysely";
-import { type Database, TOOL_TABLES } from "../schema.ts";
-
-const T = {
-  runs: sql.table(TOOL_TABLES.runs),
-  src: sql.table(TOOL_TABLES.sourceRows),
-  si: sql.table(TOOL_TABLES.snapshotIdentities),
-  sc: sql.table(TOOL_TABLES.snapshotControls),
-  f: sql.table(TOOL_TABLES.findings),
-  a: sql.table(TOOL_TABLES.actions),
-};
+import type { Database } from "../schema.ts";
+import { T } from "../table-refs.ts";
 
 /** A run `--since-last` builds on. */
 export interface BasisRun {

@@ -4,15 +4,9 @@
  * `migration/read/stale-incremental.ts` decides when it runs.
  */
 import { type Kysely, sql } from "kysely";
-import { type Database, TOOL_TABLES } from "../schema.ts";
-
-const T = {
-  runs: sql.table(TOOL_TABLES.runs),
-  si: sql.table(TOOL_TABLES.snapshotIdentities),
-  sc: sql.table(TOOL_TABLES.snapshotControls),
-  f: sql.table(TOOL_TABLES.findings),
-  a: sql.table(TOOL_TABLES.actions),
-};
+import type { Database } from "../schema.ts";
+import { T } from "../table-refs.ts";
+import { insertNoteFindings } from "./note-findings.ts";
 
 /** The last incremental run built on complete run `completeId`, before run `runId`. */
 export async function lastIncremental(
@@ -98,27 +92,5 @@ export async function insertStaleFindings(
   runId: string,
   rows: readonly { identity_id: string; detail: string }[],
 ): Promise<void> {
-  for (let i = 0; i < rows.length; i += 1000) {
-    const chunk = rows.slice(i, i + 1000);
-    await db
-      .insertInto(TOOL_TABLES.findings)
-      .values(
-        chunk.map((m) => ({
-          run_id: runId,
-          identity_id: m.identity_id,
-          finding: "stale_incremental",
-          user_disabled: null,
-          admin_disabled: null,
-          expected_type: null,
-          expected_set_by: null,
-          expected_is_overridable: null,
-          observed_control_id: null,
-          observed_set_by: null,
-          observed_is_overridable: null,
-          other_active_controls: null,
-          detail: m.detail,
-        })),
-      )
-      .execute();
-  }
+  await insertNoteFindings(db, runId, "stale_incremental", rows);
 }

@@ -5,15 +5,8 @@
  * decides when it applies.
  */
 import { type Kysely, sql } from "kysely";
-import { type Database, TOOL_TABLES } from "../schema.ts";
-
-const T = {
-  runs: sql.table(TOOL_TABLES.runs),
-  si: sql.table(TOOL_TABLES.snapshotIdentities),
-  f: sql.table(TOOL_TABLES.findings),
-  a: sql.table(TOOL_TABLES.actions),
-  cf: sql.table(TOOL_TABLES.carriedFindings),
-};
+import type { Database } from "../schema.ts";
+import { T } from "../table-refs.ts";
 
 type Sql = ReturnType<typeof sql>;
 

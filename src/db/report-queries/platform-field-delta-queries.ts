@@ -6,14 +6,9 @@
  * `world_changes` beside the other kinds.
  */
 import { type Kysely, sql } from "kysely";
-import { type Database, TOOL_TABLES } from "../schema.ts";
+import type { Database } from "../schema.ts";
+import { T } from "../table-refs.ts";
 import type { DeltaRuns } from "./world-delta-queries.ts";
-
-const T = {
-  si: sql.table(TOOL_TABLES.snapshotIdentities),
-  w: sql.table(TOOL_TABLES.worldChanges),
-  runs: sql.table(TOOL_TABLES.runs),
-};
 
 /**
  * Stores `platform_field_set` and `platform_field_cleared` changes (set_by: the field's owner,

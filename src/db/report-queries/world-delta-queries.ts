@@ -13,15 +13,10 @@ import {
   type WorldChangeKind,
 } from "../schema.ts";
 import { idHash } from "../source/source-id-set-queries.ts";
+import { T as TABLES } from "../table-refs.ts";
 
 const T = {
-  runs: sql.table(TOOL_TABLES.runs),
-  src: sql.table(TOOL_TABLES.sourceRows),
-  si: sql.table(TOOL_TABLES.snapshotIdentities),
-  sc: sql.table(TOOL_TABLES.snapshotControls),
-  f: sql.table(TOOL_TABLES.findings),
-  a: sql.table(TOOL_TABLES.actions),
-  w: sql.table(TOOL_TABLES.worldChanges),
+  ...TABLES,
   ids: sql.table(`${TOOL_SCHEMA}.source_ids`),
 };
 

@@ -4,16 +4,10 @@
  * state after its actions. SQL only; `migration/run/world-delta.ts` decides when each applies.
  */
 import { type Kysely, sql } from "kysely";
+import { insertNoteFindings } from "../journal/note-findings.ts";
 import { type Database, TOOL_TABLES } from "../schema.ts";
+import { T } from "../table-refs.ts";
 import { type Lineage, lineageRuns } from "./world-delta-queries.ts";
-
-const T = {
-  runs: sql.table(TOOL_TABLES.runs),
-  si: sql.table(TOOL_TABLES.snapshotIdentities),
-  f: sql.table(TOOL_TABLES.findings),
-  a: sql.table(TOOL_TABLES.actions),
-  w: sql.table(TOOL_TABLES.worldChanges),
-};
 
 /** A finding the tool may act on: a create to do or a control it may delete. */
 const ACTIONABLE = sql`(finding in ('missing_client_control', 'contested') or prunable)`;
@@ -120,26 +114,18 @@ export async function markContested(
       and (c.calm_id is null or r.started_at > (select started_at from ${T.runs} where id = c.calm_id))
     group by c.identity_id, c.calm_id having count(*) >= 2`.execute(db);
   if (r.rows.length === 0) return 0;
-  await db
-    .insertInto(TOOL_TABLES.findings)
-    .values(
-      r.rows.map((x) => ({
-        run_id: runId,
-        identity_id: x.identity_id,
-        finding: "contested",
-        user_disabled: null,
-        admin_disabled: null,
-        expected_type: null,
-        expected_set_by: null,
-        expected_is_overridable: null,
-        observed_control_id: null,
-        observed_set_by: null,
-        observed_is_overridable: null,
-        other_active_controls: null,
-        detail: `outside changes undid the tool's writes ${x.n} times${x.calm ? ` since run ${x.calm}` : ""}; ${force ? "written anyway (--force-contested)" : "nothing more is written until --force-contested or the contest ends"}`,
-      })),
-    )
-    .execute();
+  const waiting = force
+    ? "written anyway (--force-contested)"
+    : "nothing more is written until --force-contested or the contest ends";
+  await insertNoteFindings(
+    db,
+    runId,
+    "contested",
+    r.rows.map((x) => ({
+      identity_id: x.identity_id,
+      detail: `outside changes undid the tool's writes ${x.n} times${x.calm ? ` since run ${x.calm}` : ""}; ${waiting}`,
+    })),
+  );
   if (!force) {
     const ids = r.rows.map((x) => x.identity_id);
     await db
