@@ -2,10 +2,16 @@
  * Rewrites docs/performance.md's figures from bench-results/results.jsonl
  * (`npm run docs:performance`): the plan, memory and apply figures from the latest run of
  * `npm run bench -- --only a,c,i,j`, and the start-up and scale figures from the latest runs of
- * scenarios k and l (`npm run bench -- --only k,l`).
+ * scenarios k and l (`npm run bench -- --only k,l`), and every command at three sizes from the
+ * latest run of scenario s (`npm run bench -- --only s`).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import {
+  COMMAND_SCALE_MARKERS,
+  latestCommandScale,
+  renderCommandScale,
+} from "../test/bench/command-scale-doc.ts";
 import {
   latestOfEach,
   renderStartupAndScale,
@@ -41,6 +47,10 @@ const blocks: [string, () => string][] = [
   [
     "start-up and scale",
     () => replaceBlock(doc, renderStartupAndScale(latestOfEach(lines)), STARTUP_SCALE_MARKERS),
+  ],
+  [
+    "every command at three sizes",
+    () => replaceBlock(doc, renderCommandScale(latestCommandScale(lines)), COMMAND_SCALE_MARKERS),
   ],
 ];
 let kept = 0;

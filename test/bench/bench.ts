@@ -29,6 +29,7 @@ import { parseArgs } from "node:util";
 import { DIST_IS_CURRENT } from "../helpers/cli-entry.ts";
 import { applyRunsScenario, applyScenario } from "./scenario-apply.ts";
 import { Cleanup } from "./scenario-cleanup.ts";
+import { commandScaleScenario } from "./scenario-command-scale.ts";
 import { floorScenario } from "./scenario-floor.ts";
 import { historyScaleScenario } from "./scenario-history-scale.ts";
 import { type BenchKit, REPO_ROOT, round } from "./scenario-kit.ts";
@@ -56,7 +57,11 @@ const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] 
                in the default set: run it with --only l), n plan --since-last against a
                complete plan after 1,000 outside changes, requests and findings compared
                (PostgreSQL; not in the default set: --only n; 100,000 identities, the largest
-               --sizes when given, quick 20,000 and 100 changes) (default a to k and m)
+               --sizes when given, quick 20,000 and 100 changes), s every command (plan, apply,
+               report, runs, status, show, reconcile, revert --dry-run, revert) at 10,000,
+               100,000 and 1,000,000 identities, wall and peak RSS, failing on a ratio over 15
+               per tenfold (not in the default set: --only s; --sizes gives its sizes)
+               (default a to k and m)
   --sizes      source sizes of scenarios a and f, smallest also for e, largest for h (default
                100000,1000000; quick 1000,2000, f 1000 only); of g too when given (g's default
                200000,1000000; quick 500); the largest of i's plans when given (i's default
@@ -83,7 +88,7 @@ if (values.help) {
   process.exit(0);
 }
 
-const ORDER = ["a", "c", "b", "d", "e", "f", "g", "h", "i", "j", "k", "m", "l", "n"] as const;
+const ORDER = ["a", "c", "b", "d", "e", "f", "g", "h", "i", "j", "k", "m", "l", "n", "s"] as const;
 type ScenarioId = (typeof ORDER)[number];
 const NAMES: Record<ScenarioId, string> = {
   a: "a-plan",
@@ -100,6 +105,7 @@ const NAMES: Record<ScenarioId, string> = {
   l: "l-scale-ten-million",
   m: "m-history-scale",
   n: "n-since-last",
+  s: "s-command-scale",
 };
 
 function list(raw: string, what: string): string[] {
@@ -116,10 +122,11 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-// l (ten million identities) loads the machine for long, n adds its own: run only when asked for.
+// l (ten million identities) and s (every command up to a million) load the machine for long, n
+// adds its own: run only when asked for.
 const only =
   values.only === undefined
-    ? ORDER.filter((s) => s !== "l" && s !== "n")
+    ? ORDER.filter((s) => s !== "l" && s !== "n" && s !== "s")
     : list(values.only, "--only");
 for (const s of only) if (!ORDER.includes(s as ScenarioId)) fail(`unknown scenario ${s}`);
 const selected = ORDER.filter((s) => only.includes(s));
@@ -264,6 +271,7 @@ for (const id of selected) {
     else if (id === "k") figures = await startupScenario(kit);
     else if (id === "m") figures = await historyScaleScenario(kit);
     else if (id === "n") figures = await sinceLastScenario(kit);
+    else if (id === "s") figures = await commandScaleScenario(kit);
     else figures = await scaleScenario(kit);
     emit({
       scenario: NAMES[id],
