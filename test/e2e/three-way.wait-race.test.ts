@@ -1,8 +1,9 @@
 /**
  * Issue 51, acceptance: `--wait-for-platform-s` while the platform migrates at 10 identities a
  * second and does not look again for a control made since it found the identity in need
- * (`autoMigrateRate` 10, `duplicatePolicy` allow: the platform README's "assume it may not, and
- * never race it"). A plan records the sightings, the wait expires, then a reconcile sends its
+ * (`migrateAtRate(10)`, `duplicatePolicy` allow: the platform README's "assume it may not, and
+ * never race it"). A plan records the sightings, the wait expires, the platform's migration
+ * starts, then a reconcile sends its
  * creates at the platform's own pace (`--rate 10`), so the tool's creates and the platform's
  * migration meet at the same identities. No identity may end with a CLIENT SELL_ONLY the tool
  * made after the platform's own: the CLI against the sandbox over HTTP, on every backend.
@@ -76,7 +77,9 @@ for (const backend of backends) {
       rig = await startCliRig(backend, {
         identities: N,
         seed: SEED,
-        sandbox: { autoMigrateRate: 10, duplicatePolicy: "allow" },
+        // The migration starts just before the reconcile (below), whatever the machine's load:
+        // begun with the sandbox, a slow plan could let it finish first and leave nothing to race.
+        sandbox: { duplicatePolicy: "allow" },
       });
       out = await mkdtemp(join(tmpdir(), "cm-wait-race-"));
     });
@@ -99,6 +102,7 @@ for (const backend of backends) {
       await h.close();
       assert.ok(Number(seen.rows[0]?.n) > 0, "the plan recorded sightings");
       await delay(Math.max(0, (WAIT_S - Number(seen.rows[0]?.age ?? 0)) * 1000) + 200);
+      sandbox.migrateAtRate(10);
       const left = sandbox.stats().autoMigrate.left;
       assert.ok(left > 0, "the platform's migration still has work as the reconcile starts");
 

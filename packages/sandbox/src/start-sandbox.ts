@@ -55,7 +55,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   }
   const host = options.host ?? "127.0.0.1";
   await app.listen({ host, port: options.port ?? 0 });
-  const migrator = options.autoMigrateRate ? startAutoMigrate(ctx, options.autoMigrateRate) : null;
+  let migrator = options.autoMigrateRate ? startAutoMigrate(ctx, options.autoMigrateRate) : null;
   const { port } = app.server.address() as AddressInfo;
   const base = `http://${hostForUrl(host)}:${port}`;
   return Object.freeze({
@@ -69,6 +69,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     ...depositAddressApi(ctx),
     ...orchestrationApi(ctx),
     ...adminApi(ctx),
+    migrateAtRate(rate: number) {
+      checkStartOptions({ autoMigrateRate: rate });
+      migrator?.stop();
+      migrator = rate > 0 ? startAutoMigrate(ctx, rate) : null;
+      if (!migrator) ctx.autoMigrate.rate = 0;
+    },
     async close() {
       migrator?.stop();
       for (const s of ctx.hanging) s.destroy();

@@ -173,6 +173,12 @@ export interface Sandbox
     readOnlyClientId: string;
     readOnlyClientSecret: string;
   };
+  /**
+   * Starts the platform's background migration at `rate` identities a second, as `autoMigrateRate`
+   * does at start (0 stops it): its work list is taken now. For a rehearsal that needs the
+   * migration to begin at a moment it chooses, whatever the machine's load.
+   */
+  migrateAtRate(rate: number): void;
   close(): Promise<void>;
 }
 

@@ -127,6 +127,32 @@ describe("sandbox background migration (--auto-migrate-rate)", () => {
     }
   });
 
+  it("starts only when migrateAtRate is called, with its work list taken then, and stops at rate 0", async () => {
+    const sandbox = await startSandbox({ identities: 300, migratedFraction: 0, rateLimitRps: 0 });
+    try {
+      const due = [...syntheticIdentities(300, 1)].filter((r) => {
+        const p = sandbox.legacyFieldsOf(r.id);
+        return p.user_disabled || p.admin_disabled;
+      }).length;
+      assert.ok(due > 1, `due ${due}`);
+      assert.deepEqual(sandbox.stats().autoMigrate, { rate: 0, done: 0, left: 0 });
+      // A rate whose first tick does one identity: the rest is left when the call returns.
+      sandbox.migrateAtRate(1);
+      assert.equal(sandbox.stats().autoMigrate.rate, 1);
+      assert.equal(sandbox.stats().autoMigrate.done + sandbox.stats().autoMigrate.left, due);
+      assert.ok(sandbox.stats().autoMigrate.left > 0);
+      sandbox.migrateAtRate(0);
+      const stopped = sandbox.stats().autoMigrate;
+      assert.equal(stopped.rate, 0);
+      sandbox.migrateAtRate(10_000);
+      await untilStats(sandbox, (s) => s.autoMigrate.left === 0);
+      assert.equal(sandbox.stats().autoMigrate.rate, 10_000);
+      assert.throws(() => sandbox.migrateAtRate(-1), /autoMigrateRate must be a number/);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   for (const policy of ["allow", "reject"] as const) {
     it(`under --duplicate-policy ${policy}, a CLIENT SELL_ONLY created while the identity waits in the migration's queue ${policy === "allow" ? "is duplicated" : "is not duplicated"}`, async () => {
       const sandbox = await startSandbox({
