@@ -65,8 +65,9 @@ export interface ListedClaimsTable {
 /** Identities a listing showed bare (no control, both legacy fields false), in chunks (0019). */
 export interface ListedBareTable {
   run_id: string;
-  /** Lower-case UUIDs. */
-  uuids: string[];
+  chunk: number;
+  /** Lower-case UUIDs, 16 bytes each. */
+  uuids: Uint8Array;
   /** Any other id. */
   others: string[];
 }

@@ -5,10 +5,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { sql } from "kysely";
-import { insertBare, stillBare } from "../../src/db/journal/bare-queries.ts";
 import { insertRun, newRunId } from "../../src/db/journal/run-queries.ts";
 import { TOOL_TABLES } from "../../src/db/schema.ts";
-import { BareListed } from "../../src/migration/read/bare-listed.ts";
+import { BareListed, stillBare } from "../../src/migration/read/bare-listed.ts";
 import { NO_CONTROLS } from "../../src/migration/read/listed-identity.ts";
 import { legacyOf } from "../../src/migration/read/three-way-listing.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
@@ -77,7 +76,9 @@ for (const backend of backends) {
 
     it("does not count as still bare an identity a run since the complete read holds a snapshot row of, or wrote to", async () => {
       const complete = await run(Date.parse("2026-11-29T03:00:00Z"));
-      await insertBare(h.db, complete, [uuid(11), uuid(12), uuid(13)]);
+      const bare = new BareListed(h.db, complete);
+      bare.note([uuid(11), uuid(12), uuid(13)].map((id) => ({ id, controls: NO_CONTROLS })));
+      await bare.flush();
       const incremental = await run(Date.parse("2026-11-29T04:00:00Z"), complete);
       // Listed as changed by an incremental run, with a control: no longer known bare.
       await sql`insert into controls_migration.snapshot_identities

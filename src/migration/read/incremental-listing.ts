@@ -7,7 +7,6 @@
  * left out of every page: the stream reads them by id as the candidates no page listed.
  */
 import type { Kysely } from "kysely";
-import { stillBare } from "../../db/journal/bare-queries.ts";
 import {
   candidatesAmong,
   type HeldIdentity,
@@ -16,6 +15,7 @@ import {
   rereadIds,
 } from "../../db/journal/incremental-queries.ts";
 import type { Database, NewSnapshotControl } from "../../db/schema.ts";
+import { stillBare } from "./bare-listed.ts";
 import { readIdentities } from "./identity-reads.ts";
 import { type ListedIdentity, listedIdentityOf, NO_CONTROLS } from "./listed-identity.ts";
 import type { ListingFigures, SnapshotContext } from "./snapshot.ts";
