@@ -41,6 +41,13 @@ const MAX_RATIO = 1 / 20;
 const FULL_SIZE = 1_000_000;
 /** The nights that set the scene go at the sandbox's pace (it has no rate limit here). */
 const SCENE_RATE = ["--rate", "2000", "--allow-rate-above-limit", "--concurrency", "64"];
+/**
+ * From this size on, the second night and the two compared runs are plans: a reconcile's findings
+ * delta against the previous reconcile took over 8 minutes a count at 1,000,000 (10,000 findings
+ * against 60,000, a correlated anti-join per finding: finding-delta-queries.ts), so new, resolved
+ * and changes.outside are compared below it, findings and requests at every size.
+ */
+const PLANS_FROM = 1_000_000;
 
 /** The changes' shares of the total, by kind. */
 const SHARES = {
@@ -71,30 +78,34 @@ export async function sinceLastScenario(kit: BenchKit): Promise<Record<string, u
   );
   try {
     await seedTarget(kit, target, identities, SEED);
-    for (const night of [1, 2]) {
+    const writers = identities < PLANS_FROM;
+    const night2 = writers ? ["reconcile", "--yes"] : ["plan"];
+    for (const [night, mode] of [
+      [1, ["reconcile", "--yes"]],
+      [2, night2],
+    ] as const) {
       const run = await tool(kit, sandbox, target, out, `night-${night}`, [
-        ...["reconcile", "--state", "bulk", "--yes", ...SCENE_RATE],
+        ...[...mode, "--state", "bulk", ...SCENE_RATE],
       ]);
-      expectExit(run.run, [0, 2], `complete reconcile #${night}`);
+      expectExit(run.run, [0, 2], `complete ${mode[0]} #${night}`);
     }
     const made = await changeWorld(kit, sandbox, target, identities, changes);
     const copy = await copyTarget(kit, target);
     const load = { start: loadAverage(), end: "" };
-    const exitOn = ["--exit-on", "any", "--yes"];
+    const command = writers ? ["reconcile", "--exit-on", "any", "--yes"] : ["plan"];
     const inc = await tool(kit, sandbox, target, out, "since-last", [
-      ...["reconcile", "--since-last", "--since-margin-s", "0", ...exitOn],
+      ...[...command, "--since-last", "--since-margin-s", "0"],
     ]);
     const undone = await undoCreates(sandbox, target, inc.run.summary?.run_id ?? "");
-    const full = await tool(kit, sandbox, copy, out, "complete", [
-      ...["reconcile", "--state", "bulk", ...exitOn],
-    ]);
+    const full = await tool(kit, sandbox, copy, out, "complete", [...command, "--state", "bulk"]);
     load.end = loadAverage();
-    const compared = compareRuns(out, inc.run, full.run);
+    const compared = compareRuns(out, inc.run, full.run, writers);
     const ratio =
       (inc.figures.listing + inc.figures.by_id) / (full.figures.listing + full.figures.by_id);
     const figures = {
       backend: "postgres",
       identities,
+      compared_as: command[0],
       outside_changes: made,
       since_last: inc.figures,
       complete: full.figures,
@@ -108,17 +119,19 @@ export async function sinceLastScenario(kit: BenchKit): Promise<Record<string, u
     kit.log(`  ${JSON.stringify(figures)}`);
     if (!compared.equal) {
       throw new Error(
-        `--since-last and the complete reconcile differ: ${JSON.stringify(compared)}`,
+        `--since-last and the complete ${command[0]} differ: ${JSON.stringify(compared)}`,
       );
     }
     if (identities >= FULL_SIZE && ratio > MAX_RATIO) {
       throw new Error(
-        `--since-last made ${round(ratio, 4)} of the complete reconcile's requests, more than 1/20 (${JSON.stringify({ since_last: inc.figures, complete: full.figures })})`,
+        `--since-last made ${round(ratio, 4)} of the complete ${command[0]}'s requests, more than 1/20 (${JSON.stringify({ since_last: inc.figures, complete: full.figures })})`,
       );
     }
     return {
       setup: {
-        what: "two complete reconciles, outside changes of every kind, then reconcile --since-last (margin 0) and reconcile --state bulk on the same world, each on its own copy of the database (the first one's creates deleted again before the second)",
+        what: writers
+          ? "two complete reconciles, outside changes of every kind, then reconcile --since-last (margin 0) and reconcile --state bulk on the same world, each on its own copy of the database (the first one's creates deleted again before the second)"
+          : "a complete reconcile and a complete plan, outside changes of every kind, then plan --since-last (margin 0) and plan --state bulk on the same world (findings and requests compared; new, resolved and changes.outside below 1,000,000)",
         sandbox: "separate process (CLI), --updated-at-policy all, --rate-limit 0",
       },
       runs: [figures],
@@ -282,7 +295,7 @@ const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice
  * kind, their new and resolved findings, and their outside changes by kind and identity by
  * identity (changes.csv).
  */
-function compareRuns(out: string, inc: ToolRun, full: ToolRun) {
+function compareRuns(out: string, inc: ToolRun, full: ToolRun, writers: boolean) {
   const rows = (dir: string, file: string, key: (r: Record<string, string>) => string | null) =>
     new Set(
       parseCsv(readFileSync(join(out, dir, file), "utf8"))
@@ -305,6 +318,16 @@ function compareRuns(out: string, inc: ToolRun, full: ToolRun) {
   const findings = sets("diff.csv", (r) =>
     r.finding === "in_sync" ? null : `${r.identity_id}|${r.finding}`,
   );
+  const findingsByKind =
+    JSON.stringify(inc.summary?.findings) === JSON.stringify(full.summary?.findings);
+  if (!writers) {
+    const equal = findings.equal && findingsByKind && inc.code === full.code;
+    return {
+      equal,
+      findings,
+      summary: { findings: findingsByKind, exit_code: [inc.code, full.code] },
+    };
+  }
   const changes = sets("changes.csv", (r) => `${r.identity_id}|${r.change}|${r.set_by}`);
   const [a, b] = [inc.summary, full.summary];
   const same = (x: unknown, y: unknown) => JSON.stringify(x) === JSON.stringify(y);
