@@ -20,6 +20,7 @@ import * as observedVia from "./0015-observed-via.ts";
 import * as platformKeyedLineage from "./0016-platform-keyed-lineage.ts";
 import * as closingSends from "./0017-closing-sends.ts";
 import * as incrementalReads from "./0018-incremental-reads.ts";
+import * as listedBare from "./0019-listed-bare.ts";
 
 export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0001_initial": initial,
@@ -38,4 +39,5 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   "0016_platform_keyed_lineage": platformKeyedLineage,
   "0017_closing_sends": closingSends,
   "0018_incremental_reads": incrementalReads,
+  "0019_listed_bare": listedBare,
 });

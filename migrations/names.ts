@@ -20,4 +20,5 @@ export const MIGRATION_NAMES: readonly string[] = Object.freeze([
   "0016_platform_keyed_lineage",
   "0017_closing_sends",
   "0018_incremental_reads",
+  "0019_listed_bare",
 ]);

@@ -17,7 +17,7 @@ export const sinceLastOptions = {
     schema: envBooleanSchema,
     kind: "boolean",
     group: "run",
-    help: "Read only what changed since the last complete read of this platform: the identities it lists with updated_at at or after that read's start (minus --since-margin-s), by id the candidates whose source row changed and the identities whose findings need the platform (waits, contested, orphans, the tool's writes); every other identity keeps its last observed state (summary.json coverage.mode incremental, coverage.carried). The source is still read whole. With no earlier complete read, every --full-every-th run, and after a stale_incremental miss, the run reads everything and says why.",
+    help: "Read only what changed since the last complete read of this platform: the identities it lists with updated_at at or after that read's start (minus --since-margin-s), by id the identities whose findings need the platform (waits, contested, orphans, the tool's writes) and the candidates whose source row changed that no run observed; every other identity, a candidate whose source row changed included, keeps its last observed state (summary.json coverage.mode incremental, coverage.carried). The source is still read whole. With no earlier complete read, every --full-every-th run, and after a stale_incremental miss, the run reads everything and says why.",
   }),
   sinceMarginS: option({
     flag: "since-margin-s",

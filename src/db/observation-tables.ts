@@ -62,6 +62,16 @@ export interface ListedClaimsTable {
   batch: number;
 }
 
+/** Identities a listing showed bare (no control, both legacy fields false), in chunks (0019). */
+export interface ListedBareTable {
+  run_id: string;
+  chunk: number;
+  /** Lower-case UUIDs, 16 bytes each. */
+  uuids: Uint8Array;
+  /** Any other id. */
+  others: string[];
+}
+
 export interface SnapshotControlsTable {
   run_id: string;
   identity_id: string;

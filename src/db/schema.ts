@@ -17,6 +17,7 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "
 import type { Json, JsonWithDefault, NullableTimestamp, Timestamp } from "./column-types.ts";
 import type {
   FindingsTable,
+  ListedBareTable,
   ListedClaimsTable,
   ListedIdentitiesTable,
   SnapshotControlsTable,
@@ -43,6 +44,7 @@ export const TOOL_TABLES = {
   runEvents: `${TOOL_SCHEMA}.run_events`,
   listedIdentities: `${TOOL_SCHEMA}.listed_identities`,
   listedClaims: `${TOOL_SCHEMA}.listed_claims`,
+  listedBare: `${TOOL_SCHEMA}.listed_bare`,
   platformWaitSightings: `${TOOL_SCHEMA}.platform_wait_sightings`,
   worldChanges: `${TOOL_SCHEMA}.world_changes`,
   carriedFindings: `${TOOL_SCHEMA}.carried_findings`,
@@ -258,6 +260,7 @@ export interface Database {
   [TOOL_TABLES.runEvents]: RunEventsTable;
   [TOOL_TABLES.listedIdentities]: ListedIdentitiesTable;
   [TOOL_TABLES.listedClaims]: ListedClaimsTable;
+  [TOOL_TABLES.listedBare]: ListedBareTable;
   [TOOL_TABLES.platformWaitSightings]: PlatformWaitSightingsTable;
   [TOOL_TABLES.worldChanges]: WorldChangesTable;
   [TOOL_TABLES.carriedFindings]: CarriedFindingsTable;

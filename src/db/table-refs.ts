@@ -15,4 +15,5 @@ export const T = Object.freeze({
   a: sql.table(TOOL_TABLES.actions),
   w: sql.table(TOOL_TABLES.worldChanges),
   cf: sql.table(TOOL_TABLES.carriedFindings),
+  bare: sql.table(TOOL_TABLES.listedBare),
 });

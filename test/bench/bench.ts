@@ -15,8 +15,9 @@
  * 1000 rps, apply --plan's controls-path requests), j scenario b's apply on PGlite five times,
  * k start-up (--version, --help, status), m revert --dry-run and a second reconcile at two sizes
  * ten times apart, failing on super-linear growth, l plan at 1M and 10M on PostgreSQL (only with
- * --only l), n a night of plan --since-last against a complete plan after 1,000 outside changes
- * (PostgreSQL; only with --only n; 100,000 identities, --sizes for more).
+ * --only l), n a night of reconcile --since-last against a complete reconcile after 1,000 outside
+ * changes (plans from 1,000,000), failing when they differ or, at 1,000,000, past 1/20 of the
+ * requests (PostgreSQL; only with --only n; 100,000 identities, --sizes for more).
  * PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (an admin URL;
  * a throwaway database is created per run), else a throwaway server started from
  * /usr/lib/postgresql/*\/bin, else the PostgreSQL variants are skipped with the reason printed.
@@ -54,14 +55,15 @@ const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] 
                j apply on PGlite, 5 runs, k start-up: --version, --help against node -e 0,
                status with no run, m revert --dry-run and a second reconcile at two sizes ten
                times apart (fails on a ratio over 15), l plan at 1M and 10M on PostgreSQL (not
-               in the default set: run it with --only l), n plan --since-last against a
-               complete plan after 1,000 outside changes, requests and findings compared
-               (PostgreSQL; not in the default set: --only n; 100,000 identities, the largest
-               --sizes when given, quick 20,000 and 100 changes), s every command (plan, apply,
-               report, runs, status, show, reconcile, revert --dry-run, revert) at 10,000,
-               100,000 and 1,000,000 identities, wall and peak RSS, failing on a ratio over 15
-               per tenfold (not in the default set: --only s; --sizes gives its sizes)
-               (default a to k and m)
+               in the default set: run it with --only l), n reconcile --since-last against a
+               complete reconcile after 1,000 outside changes (plans from 1,000,000), requests,
+               findings, new, resolved and changes.outside compared; fails when they differ or,
+               at 1,000,000, past 1/20 of the requests (PostgreSQL; not in the default set:
+               --only n; 100,000 identities, the largest --sizes when given, quick 20,000 and
+               100 changes), s every command (plan, apply, report, runs, status, show,
+               reconcile, revert --dry-run, revert) at 10,000, 100,000 and 1,000,000
+               identities, wall and peak RSS, failing on a ratio over 15 per tenfold (not in the
+               default set: --only s; --sizes gives its sizes) (default a to k and m)
   --sizes      source sizes of scenarios a and f, smallest also for e, largest for h (default
                100000,1000000; quick 1000,2000, f 1000 only); of g too when given (g's default
                200000,1000000; quick 500); the largest of i's plans when given (i's default

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import type { SinceLastSummary } from "../../src/migration/read/since-last-choice.ts";
 import { parseCsv } from "../helpers/corpus.ts";
 import { backends } from "../helpers/db.ts";
 import type { RunOutcome } from "../helpers/read-world.ts";
@@ -27,6 +28,10 @@ const findingsOf = (r: RunOutcome) =>
     .filter((row) => row.finding !== "in_sync")
     .map((row) => `${row.identity_id}|${row.finding}`)
     .sort();
+
+/** summary.json's `platform_state.since_last`. */
+const sinceLastOf = (s: ReturnType<typeof summaryOf>) =>
+  s.platform_state?.since_last as SinceLastSummary | undefined;
 
 /** Runs a command and returns its outcome with the requests the sandbox saw meanwhile. */
 async function counted(w: SinceLastWorld, ...args: string[]) {
@@ -83,7 +88,12 @@ for (const backend of backends) {
           assert.equal(c.code, 0, c.stderr.slice(-3000));
         }
       }
-      await changeEverything([a, b]);
+      const changed = await changeEverything([a, b]);
+      // A source row of an identity no run ever observed: the one read by id.
+      const unseen = "0badc0de-5555-4555-8555-000000000055";
+      for (const w of [a, b]) {
+        await w.source(`insert into identities values ('${unseen}', true, false)`);
+      }
       const sinceLast = ["--since-last", "--since-margin-s", "0"];
       const inc = await counted(a, "reconcile", ...sinceLast, "--exit-on", "any");
       const full = await counted(b, "reconcile", "--state", "bulk", "--exit-on", "any");
@@ -100,10 +110,21 @@ for (const backend of backends) {
       assert.deepEqual(si.changes?.outside, sf.changes?.outside);
       assert.ok((sf.changes?.outside_total ?? 0) >= 8, JSON.stringify(sf.changes?.outside));
       assert.equal(inc.r.code, full.r.code);
-      // 20 pages and more for the complete read; one for what changed, and a few reads by id.
+      // 20 pages and more for the complete read; one for what changed, and one read by id: the
+      // candidates whose flag was set were seen bare by the complete read and not listed as
+      // changed since, so they are carried; only the identity never observed is read.
       assert.ok(full.listing >= 20, `complete listing pages: ${full.listing}`);
       assert.equal(inc.listing, 1, `incremental listing pages: ${inc.listing}`);
-      assert.ok(inc.byId <= 12, `incremental reads by id: ${inc.byId}`);
+      const state = sinceLastOf(si);
+      assert.equal(inc.byId, 1, `incremental reads by id: ${inc.byId} ${JSON.stringify(state)}`);
+      assert.equal(state?.carried_bare, changed.flagSet?.length, JSON.stringify(state));
+      assert.deepEqual(state?.read_by_id_because, {
+        source_changed: 1,
+        needs_platform_state: 0,
+        written: 0,
+      });
+      assert.ok(si.findings.identity_not_found === 1, JSON.stringify(si.findings));
+      assert.match(inc.r.stderr, /1 read again by id \(source row changed and never observed: 1;/);
       assert.ok(inc.listing + inc.byId < (full.listing + full.byId) / 2);
       assert.match(inc.r.stderr, /Coverage: .*incremental/);
       assert.match(inc.r.md, /incremental since/);
@@ -122,6 +143,10 @@ for (const backend of backends) {
       assert.equal(si2.changes?.resolved_findings, sf2.changes?.resolved_findings);
       assert.deepEqual(si2.changes?.outside, sf2.changes?.outside);
       assert.equal(inc2.listing, 1, `second incremental listing pages: ${inc2.listing}`);
+      // clean[8]'s flag set: bare in the complete read, carried; the first night's creates are
+      // read again (written to since), and so is the identity unknown to the platform.
+      assert.equal(sinceLastOf(si2)?.carried_bare, 1, JSON.stringify(si2.platform_state));
+      assert.equal(sinceLastOf(si2)?.read_by_id_because?.source_changed, 0);
     });
 
     it("under --updated-at-policy identity-fields, controls removed that an incremental run missed are found by the next complete run as stale_incremental, and the next --since-last reads everything, naming the platform and the miss", async () => {
@@ -161,6 +186,36 @@ for (const backend of backends) {
       // The complete run that refused found no miss (no incremental run since): reads resume.
       const resumed = summaryOf(await w.run(...args));
       assert.equal(resumed.coverage?.mode, "incremental", resumed.coverage?.reason);
+    });
+
+    it("under --updated-at-policy none, a candidate whose flag was set is carried as the complete read saw it, bare, without a read by id; a control the platform gave it meanwhile is found by the next complete run as stale_incremental", async () => {
+      const w = await sinceLastWorld(backend, { ...SHAPE, n: 3000, policy: "none" });
+      worlds.push(w);
+      for (let night = 0; night < 2; night += 1) await w.run("reconcile", "--state", "bulk");
+      const x = w.clean[3] ?? "";
+      await w.source(`update identities set user_disabled = true where id = '${x}'`);
+      // The platform gives it a control and does not move its updated_at (policy none).
+      w.sandbox.addControl(x, { type: "SELL_ONLY", set_by: "SET_BY_SERVICE" });
+      const args = ["plan", "--since-last", "--since-margin-s", "0", "--full-every", "2"];
+      const i1 = await counted(w, ...args);
+      const s1 = summaryOf(i1.r);
+      assert.equal(s1.coverage?.mode, "incremental", i1.r.stderr.slice(-3000));
+      assert.equal(i1.byId, 0, JSON.stringify(s1.platform_state));
+      assert.equal(sinceLastOf(s1)?.carried_bare, 1);
+      const row = (r: RunOutcome, id: string) =>
+        parseCsv(readFileSync(join(r.out, "diff.csv"), "utf8")).filter((f) => f.identity_id === id);
+      // Carried bare, it reads as a flag without its control.
+      assert.deepEqual(
+        row(i1.r, x).map((f) => f.finding),
+        ["missing_client_control"],
+      );
+      const c2 = await w.run(...args);
+      const s2 = summaryOf(c2);
+      assert.equal(s2.coverage?.mode, "complete");
+      assert.equal(s2.findings.stale_incremental, 1, JSON.stringify(s2.findings));
+      const stale = row(c2, x).find((f) => f.finding === "stale_incremental");
+      assert.ok(stale, JSON.stringify(row(c2, x)));
+      assert.match(c2.stderr, new RegExp(`stale_incremental: 1 identity .*\\(${x}\\)`));
     });
   });
 }

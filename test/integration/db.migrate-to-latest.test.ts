@@ -66,6 +66,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
   ],
   listed_identities: ["run_id", "identity_id"],
   listed_claims: ["run_id", "identity_id", "batch"],
+  listed_bare: ["run_id", "chunk", "uuids", "others"],
   snapshot_controls: [
     "run_id",
     "identity_id",

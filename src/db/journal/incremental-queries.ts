@@ -118,39 +118,61 @@ export const NEEDS_PLATFORM_STATE = [
   "contested",
 ];
 
+/** Why an identity is read again by id rather than carried (summary.json `read_by_id_because`). */
+export type RereadReason = "source_changed" | "needs_platform_state" | "written";
+
+/** An identity to read again, and the first reason for it. */
+export interface Reread {
+  readonly identity_id: string;
+  readonly reason: RereadReason;
+}
+
 /**
- * The identities run `runId` reads by id rather than carry from `viewId`: candidates whose source
- * row changed since (flags, validity, a row new to the candidates), identities with a finding of
- * {@link NEEDS_PLATFORM_STATE}, and identities any run since `viewId` started wrote to (or meant
- * to) on the same platform. `runId`'s source rows must be stored.
+ * The identities run `runId` may read by id rather than carry from `viewId`, each with its first
+ * reason: candidates whose source row changed since (flags, validity, a row new to the
+ * candidates) and that `viewId` does not hold as found (an identity it holds keeps the state it
+ * held: a source change moves nothing on the platform; the caller carries those a complete read
+ * saw bare, `stillBare`), identities with a finding of {@link NEEDS_PLATFORM_STATE}, and
+ * identities any run since `viewId` started wrote to (or meant to) on the same platform.
+ * `runId`'s source rows must be stored.
  */
 export async function rereadIds(
   db: Kysely<Database>,
   runId: string,
   viewId: string,
-): Promise<string[]> {
+): Promise<Reread[]> {
   const kinds = sql.join(NEEDS_PLATFORM_STATE.map((k) => sql`${k}`));
-  const r = await sql<{ identity_id: string }>`
-    select s.identity_id from ${T.src} s
+  const r = await sql<Reread & { rank: number }>`
+    select identity_id, reason, rank from (
+    select s.identity_id, 'source_changed' as reason, 3 as rank from ${T.src} s
     where s.run_id = ${runId} and s.valid and s.identity_id is not null
       and (s.user_disabled or s.admin_disabled)
       and not exists (select 1 from ${T.src} p where p.run_id = ${viewId}
         and p.identity_id = s.identity_id and p.valid
         and p.user_disabled is not distinct from s.user_disabled
         and p.admin_disabled is not distinct from s.admin_disabled)
+      and not exists (select 1 from ${T.si} h where h.run_id = ${viewId}
+        and h.identity_id = s.identity_id and h.status = 'found')
     union
-    select identity_id from ${T.f} where run_id = ${viewId} and identity_id is not null
+    select identity_id, 'needs_platform_state', 2 from ${T.f}
+    where run_id = ${viewId} and identity_id is not null
       and finding in (${kinds})
       -- the platform's own migration of an admin flag is the platform's change: it is listed
       and not (finding = 'awaiting_platform_migration' and expected_set_by is distinct from 'CLIENT')
     union
-    select a.identity_id from ${T.a} a where a.run_id in (select r.id from ${T.runs} r
+    select a.identity_id, 'written', 1 from ${T.a} a where a.run_id in (select r.id from ${T.runs} r
       left join ${T.runs} o on o.id = r.parent_run_id
       where r.id <> ${runId}
         and r.started_at >= (select started_at from ${T.runs} where id = ${viewId})
         and coalesce(r.platform_key, o.platform_key) = (select platform_key from ${T.runs} where id = ${runId}))
-    order by 1`.execute(db);
-  return r.rows.map((x) => x.identity_id);
+    ) x order by identity_id, rank`.execute(db);
+  const out: Reread[] = [];
+  for (const x of r.rows) {
+    if (out[out.length - 1]?.identity_id !== x.identity_id) {
+      out.push({ identity_id: x.identity_id, reason: x.reason });
+    }
+  }
+  return out;
 }
 
 /** One identity as `viewId` held it (observed there or carried), to be carried forward. */

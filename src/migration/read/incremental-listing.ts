@@ -11,15 +11,17 @@ import {
   candidatesAmong,
   type HeldIdentity,
   heldPage,
+  type RereadReason,
   rereadIds,
 } from "../../db/journal/incremental-queries.ts";
 import type { Database, NewSnapshotControl } from "../../db/schema.ts";
+import { stillBare } from "./bare-listed.ts";
 import { readIdentities } from "./identity-reads.ts";
 import { type ListedIdentity, listedIdentityOf, NO_CONTROLS } from "./listed-identity.ts";
 import type { ListingFigures, SnapshotContext } from "./snapshot.ts";
 import type { PlatformLister } from "./state-stage.ts";
 import { LISTING_PAGE } from "./state-strategy.ts";
-import { legacyOf } from "./three-way-listing.ts";
+import { LEGACY_FALSE, legacyOf } from "./three-way-listing.ts";
 
 /** What an incremental read did, for its summary and the marks on its snapshot. */
 export interface IncrementalCounts {
@@ -34,34 +36,56 @@ export interface IncrementalCounts {
   excluded: string[];
   /** Identities carried from the previous whole view. */
   carried: number;
+  /**
+   * Candidates whose source row changed that the last complete read listed bare (no control,
+   * legacy fields false) and nothing observed or wrote to since: carried bare, not read.
+   */
+  bare: string[];
+  /** Identities read again by id (here or by the stream), by their first reason. */
+  because: Record<RereadReason, number>;
 }
 
 const READ_BATCH = 500;
 
 /**
  * The lister of an incremental run reading what changed since `sinceAt` and carrying the rest
- * from run `viewId`; `counts` is filled as it goes.
+ * from run `basis.viewId` (and, for candidates whose source row changed, from the bare identities
+ * of the complete run `basis.completeId`); `counts` is filled as it goes.
  *
  * @example
  *   const counts = emptyCounts();
- *   await listWithFindings(ctx, "bulk", hint, journal, flagged, incrementalLister(ctx, since, viewId, counts));
+ *   const lister = incrementalLister(ctx, since, { viewId, completeId }, counts);
+ *   await listWithFindings(ctx, "bulk", hint, journal, flagged, lister);
  */
 export function incrementalLister(
   ctx: SnapshotContext,
   sinceAt: Date,
-  viewId: string,
+  basis: { readonly viewId: string; readonly completeId: string },
   counts: IncrementalCounts,
 ): PlatformLister {
   return async (onPage, sourceDone) => {
     const listed = await listChanged(ctx, sinceAt, counts, onPage);
     await sourceDone;
-    const again = (await rereadIds(ctx.db, ctx.runId, viewId)).filter((id) => !listed.has(id));
+    const wanted = (await rereadIds(ctx.db, ctx.runId, basis.viewId)).filter(
+      (r) => !listed.has(r.identity_id),
+    );
+    const changed = wanted.filter((r) => r.reason === "source_changed").map((r) => r.identity_id);
+    const bare = await stillBare(ctx.db, ctx.runId, basis.completeId, changed);
+    const rereads = wanted.filter((r) => !bare.has(r.identity_id));
+    const again = rereads.map((r) => r.identity_id);
     const candidates = await candidatesAmong(ctx.db, ctx.runId, again);
     const others = again.filter((id) => !candidates.has(id));
     const unread = await readOthers(ctx, others, counts, onPage);
     counts.reread = again.filter((id) => !unread.has(id));
-    counts.excluded = [...listed, ...counts.reread];
-    counts.carried = await carryHeld(ctx.db, ctx.runId, viewId, counts.excluded, onPage);
+    for (const r of rereads) if (!unread.has(r.identity_id)) counts.because[r.reason] += 1;
+    counts.bare = [...bare];
+    for (let i = 0; i < counts.bare.length; i += LISTING_PAGE) {
+      const ids = counts.bare.slice(i, i + LISTING_PAGE);
+      await onPage(ids.map((id) => ({ id, controls: NO_CONTROLS, legacy: LEGACY_FALSE })));
+    }
+    counts.excluded = [...listed, ...counts.reread, ...counts.bare];
+    const held = await carryHeld(ctx.db, ctx.runId, basis.viewId, counts.excluded, onPage);
+    counts.carried = held + counts.bare.length;
     return figuresOf(counts);
   };
 }
@@ -73,6 +97,8 @@ export const emptyCounts = (): IncrementalCounts => ({
   readHere: [],
   excluded: [],
   carried: 0,
+  bare: [],
+  because: { source_changed: 0, needs_platform_state: 0, written: 0 },
 });
 
 /** The identities the platform lists as changed since `sinceAt`, each handed on once. */

@@ -15,6 +15,10 @@ export interface SinceLastSummary {
   /** Incremental: identities the platform listed as changed, and identities read by id. */
   readonly listed_changed?: number;
   readonly read_by_id?: number;
+  /** Incremental: identities read again by id, by their first reason. */
+  readonly read_by_id_because?: Readonly<Record<string, number>>;
+  /** Incremental: candidates whose source row changed, carried bare from the complete run. */
+  readonly carried_bare?: number;
   /** A complete run that checked the incremental runs since the last complete one. */
   readonly checked_runs?: number;
   readonly stale_incremental?: number;

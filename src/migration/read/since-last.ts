@@ -4,6 +4,7 @@
  * whole (the first run, every `--full-every`th, after a miss), saying which and why.
  */
 
+import { markCarriedBare } from "../../db/journal/bare-queries.ts";
 import {
   markCarried,
   markReadById,
@@ -80,14 +81,18 @@ export async function readSinceLast(
   };
   await noteStage(ctx.db, ctx.runId, "reading the source and the platform");
   const counts = emptyCounts();
-  const lister = incrementalLister(ctx, choice.sinceAt, choice.viewId, counts);
+  const basisRuns = { viewId: choice.viewId, completeId: choice.completeId };
+  const lister = incrementalLister(ctx, choice.sinceAt, basisRuns, counts);
   const hint = { expectedItems: null, latencyMs: null };
   const [source] = await listWithFindings(ctx, "bulk", hint, journal, known.anyFlag, lister);
   await forgetSightingsOfClearedFlags(ctx.db, ctx.runId);
-  const carried = await markCarried(ctx.db, ctx.runId, choice.viewId, counts.excluded);
+  const held = await markCarried(ctx.db, ctx.runId, choice.viewId, counts.excluded);
+  await markCarriedBare(ctx.db, ctx.runId, choice.completeId, counts.bare);
   await markReadById(ctx.db, ctx.runId, counts.readHere);
+  const carried = held + counts.bare.length;
+  const b = counts.because;
   ctx.logger.info(
-    `--since-last: ${counts.listed} identities listed as changed in ${counts.pages} page${counts.pages === 1 ? "" : "s"}, ${counts.reread.length} read again by id, ${carried} carried as last observed`,
+    `--since-last: ${counts.listed} identities listed as changed in ${counts.pages} page${counts.pages === 1 ? "" : "s"}, ${counts.reread.length} read again by id (source row changed and never observed: ${b.source_changed}; a finding that needs the platform: ${b.needs_platform_state}; written to since: ${b.written}), ${carried} carried as last observed (${counts.bare.length} of them candidates whose source row changed, bare in the complete run ${choice.completeId})`,
   );
   const since_last: SinceLastSummary = {
     mode: "incremental",
@@ -97,6 +102,8 @@ export async function readSinceLast(
     view_run_id: choice.viewId,
     listed_changed: counts.listed,
     read_by_id: counts.reread.length,
+    read_by_id_because: { ...counts.because },
+    carried_bare: counts.bare.length,
   };
   const state = { strategy: "bulk" as const, reason: choice.reason, existence: EXISTENCE.bulk };
   return { source, state: { ...state, listing: null, since_last } };

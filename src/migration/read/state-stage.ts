@@ -13,6 +13,7 @@ import { forgetSightingsOfClearedFlags, type WaitPolicy } from "../execute/platf
 import { createProgress } from "../steer/progress.ts";
 import { endpointBudget } from "../steer/progress-rate.ts";
 import { noteStage } from "../steer/run-stage.ts";
+import { BareListed } from "./bare-listed.ts";
 import { readIdentities, readLegacyWhereNeeded } from "./identity-reads.ts";
 import type { ListedIdentity } from "./listed-identity.ts";
 import type { SinceLastSummary } from "./since-last-choice.ts";
@@ -182,6 +183,8 @@ export async function listWithFindings(
   // stream holds in memory.
   const expectedIds = Math.ceil(flagged * 1.05) + 1000;
   const stream = startFindingsStream(ctx, { ...journal, expectedIds, ...ctx.findingsMemory });
+  // What a complete listing shows bare, for a later --since-last (0019).
+  const bare = lister || strategy !== "bulk" ? null : new BareListed(db, ctx.runId);
   const source = deferred();
   source.promise.catch(() => {}); // the source pass's own failure is the one reported
   try {
@@ -202,9 +205,10 @@ export async function listWithFindings(
       ),
       lister
         ? lister((page) => stream.page(page), source.promise)
-        : listPlatform(ctx, strategy, hint, (page) => stream.page(page)),
+        : listPlatform(ctx, strategy, hint, (page) => stream.page(bare?.note(page) ?? page)),
     ]);
     const counts = await finishUnlisted(ctx, stream, strategy);
+    await bare?.flush();
     logFindings(ctx, counts, stream.index);
     if (counts.repeats > 0) {
       logger.warn(
@@ -225,13 +229,9 @@ export async function listWithFindings(
 
 /** A promise settled from outside (`Promise.withResolvers` is past the compiler's library). */
 function deferred() {
-  let resolve = () => {};
-  let reject: (err: unknown) => void = () => {};
-  const promise = new Promise<void>((yes, no) => {
-    resolve = yes;
-    reject = no;
-  });
-  return { promise, resolve, reject };
+  const d = { resolve: () => {}, reject: (_err: unknown) => {} };
+  const promise = new Promise<void>((yes, no) => Object.assign(d, { resolve: yes, reject: no }));
+  return { promise, ...d };
 }
 
 /**
