@@ -1,18 +1,14 @@
 /**
- * Issue 50 §3 and §8, the known gap: a bulk listing that wrongly leaves out an identity that is no
- * candidate (its source row unflagged) while the platform's legacy field restricts it. The run
- * cannot tell the omission from an identity listed with both fields false: it keeps no record of
- * what its listing served beyond the identities it keeps, and it reads by id only the candidates
- * the listing left out (and, from the run before, the identities marked then and unkept now). The
- * next bulk run, which lists the identity, concludes `platform_field_set` though nothing changed.
- * Through the CLI against the sandbox over real HTTP; the proxy drops the identity from the first
- * run's listing pages.
+ * Issue 50 §3 and §8: a bulk listing that wrongly leaves out an identity that is no candidate (its
+ * source row unflagged) while the platform's legacy field restricts it. The run does not keep
+ * such an identity, and it reads by id only the candidates a listing left out; what tells the
+ * omission from an identity listed with both fields false is the run's record of the identities
+ * it listed bare (`listed_bare`, 0019). The next bulk run, which lists the identity, concludes no
+ * `platform_field_set`: the earlier run never read it. Through the CLI against the sandbox over
+ * real HTTP; the proxy drops the identity from the first run's listing pages.
  *
- * The other way holds and is tested: an identity the run before kept with the field true, left out
- * of the next listing, is read by id before any conclusion, so no `platform_field_cleared`.
- *
- * The first test is marked `todo` until the tool records what a complete listing served (or reads by id every
- * source row the listing left out): see this test's `todo` text.
+ * The other way is tested too: an identity the run before kept with the field true, left out of
+ * the next listing, is read by id before any conclusion, so no `platform_field_cleared`.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -24,6 +20,8 @@ const IDS = worldIds(4, 5029);
 const ROWS: Row[] = IDS.map((id, i) => [id, i < 2, false]);
 /** Clean in the source, restricted by the platform's legacy field from the start. */
 const MARKED = IDS[3] ?? "";
+/** Clean in the source and on the platform at the first run. */
+const LISTED_BARE = IDS[2] ?? "";
 const LISTING = "/v2/identity/identities?";
 
 /** Drops `id` from every identity listing page the sandbox answers. */
@@ -67,18 +65,41 @@ for (const backend of backends) {
       }
     });
 
-    it("is no platform_field_set on the next bulk run that lists it", {
-      todo: "a bulk run keeps no record of the identities its listing served, so the next run takes an identity it did not keep for one listed with both fields false; a fix records the listed ids (a hash set per bulk run, a migration) or reads by id the source rows a listing left out",
-    }, async () => {
+    it("is no control_added on the next bulk run for a control the earlier listing left out with its identity", async () => {
+      const world = await readWorld(backend, ROWS);
+      try {
+        const [held, later] = [IDS[2] ?? "", IDS[3] ?? ""];
+        world.sandbox.addControl(held, { type: "DORMANT", is_overridable: true });
+        world.sandbox.addControl(held, { type: "SELL_ONLY", is_overridable: true });
+        omit(world, held);
+        const first = summaryOf(await world.run("reconcile", "--state", "bulk"));
+        assert.equal(first.findings.unknown_to_source ?? 0, 0, JSON.stringify(first.findings));
+        world.proxy.rewrite = null;
+        // A real change beside it: a control added to an identity the first run listed bare.
+        world.sandbox.addControl(later, { type: "SELL_ONLY", is_overridable: true });
+        const s = summaryOf(await world.run("reconcile", "--state", "bulk"));
+        const outside = JSON.stringify(s.changes?.outside);
+        assert.equal(s.changes?.outside.control_added, 1, outside);
+        assert.equal(s.changes?.outside_total, 1, outside);
+      } finally {
+        await world.close();
+      }
+    });
+
+    it("is no platform_field_set on the next bulk run that lists it", async () => {
       omit(w, MARKED);
       const first = summaryOf(await w.run("reconcile", "--state", "bulk"));
       assert.equal(first.findings.platform_will_restrict ?? 0, 0, "the first run did not see it");
       w.proxy.rewrite = null;
+      // A real change beside it: a clean identity the first run listed bare, restricted since.
+      w.sandbox.setLegacyFields(LISTED_BARE, { user_disabled: true });
       const r = await w.run("reconcile", "--state", "bulk", "--exit-on", "changes");
       const s = summaryOf(r);
-      assert.equal(s.findings.platform_will_restrict, 1, JSON.stringify(s.findings));
-      // Nothing changed on the platform between the two runs.
-      assert.equal(s.changes?.outside.platform_field_set, 0, JSON.stringify(s.changes?.outside));
+      assert.equal(s.findings.platform_will_restrict, 2, JSON.stringify(s.findings));
+      // The one change the platform made between the two runs, not the identity never read.
+      const outside = JSON.stringify(s.changes?.outside);
+      assert.equal(s.changes?.outside.platform_field_set, 1, outside);
+      assert.equal(s.changes?.outside_total, 1, outside);
     });
   });
 }

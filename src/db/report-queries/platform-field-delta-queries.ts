@@ -1,13 +1,15 @@
 /**
  * The platform's legacy fields as a change kind (issue 50 §8): `user_disabled`/`admin_disabled`
  * set or cleared on the platform between the previous writing run's read and this one's, over the
- * identities both runs read those fields of (a complete listing reads every identity's: one it did
- * not keep had both false). The tool never writes them: every such change is outside. Stored in
+ * identities both runs read those fields of (a complete listing keeps every identity whose field
+ * is true and records those it listed bare, both false). The tool never writes them: every such
+ * change is outside. Stored in
  * `world_changes` beside the other kinds.
  */
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../schema.ts";
 import { T } from "../table-refs.ts";
+import { listedBare } from "./listed-bare-sql.ts";
 import type { DeltaRuns } from "./world-delta-queries.ts";
 
 /**
@@ -25,15 +27,17 @@ export async function storePlatformFieldDelta(db: Kysely<Database>, d: DeltaRuns
       from ${T.si} n join ${T.si} p on p.identity_id = n.identity_id and p.run_id = ${d.sinceId}
       where n.run_id = ${d.runId} and n.status = 'found' and p.status = 'found'
       union all
-      -- A complete listing keeps every identity whose field is true: one it listed and did not
-      -- keep had both fields false (and no control, no source row).
+      -- A complete listing keeps every identity whose field is true: one it recorded as listed
+      -- bare had both fields false (and no control). One it neither kept nor recorded, it never
+      -- read (left out of its pages): no change is concluded from it.
       select n.identity_id, false, n.platform_user_disabled, false, n.platform_admin_disabled
       from ${T.si} n
       where n.run_id = ${d.runId} and n.status = 'found'
         and (n.platform_user_disabled or n.platform_admin_disabled)
         and exists (select 1 from ${T.runs} r where r.id = ${d.sinceId} and r.strategy = 'bulk')
         and not exists (select 1 from ${T.si} p where p.run_id = ${d.sinceId}
-          and p.identity_id = n.identity_id)),
+          and p.identity_id = n.identity_id)
+        and ${listedBare(d.sinceId, sql.ref("n.identity_id"))}),
     changes as (
       select identity_id, case when nu then 'platform_field_set' else 'platform_field_cleared' end
         as kind, 'CLIENT' as set_by, 'user_disabled' as detail

@@ -14,6 +14,7 @@ import {
 } from "../schema.ts";
 import { idHash } from "../source/source-id-set-queries.ts";
 import { T as TABLES } from "../table-refs.ts";
+import { listedBare } from "./listed-bare-sql.ts";
 
 const T = {
   ...TABLES,
@@ -63,6 +64,8 @@ export interface DeltaRuns {
   readonly sinceId: string;
   readonly runListed: boolean;
   readonly sinceListed: boolean;
+  /** The earlier run listed every identity (bulk): what it did not keep, it recorded as bare. */
+  readonly sinceBulk?: boolean;
 }
 
 /** The CTEs both sides of the delta need: controls after the earlier run's writes, and as read now. */
@@ -111,21 +114,29 @@ export async function storeControlDelta(db: Kysely<Database>, d: DeltaRuns): Pro
   const coveredNow = d.runListed
     ? sql`true`
     : sql`exists (select 1 from r_seen s where s.identity_id = x.identity_id)`;
-  const coveredThen = d.sinceListed
-    ? sql`true`
-    : sql`exists (select 1 from p_seen s where s.identity_id = x.identity_id)`;
+  const seenThen = sql`exists (select 1 from p_seen s where s.identity_id = x.identity_id)`;
+  // A complete listing read an identity it did not keep only if it recorded it as listed bare:
+  // one its pages left out was not read, and no control is "added" on it.
+  const coveredThen = !d.sinceListed
+    ? seenThen
+    : d.sinceBulk
+      ? sql`(${seenThen} or ${listedBare(P, sql.ref("x.identity_id"))})`
+      : sql`true`;
   const notGone = (side: "p_gone" | "r_gone") =>
     sql`not exists (select 1 from ${sql.raw(side)} g where g.identity_id = x.identity_id)`;
   const r = await sql`
     with ${stateCtes(d)},
+    -- The controls added since, before the costlier question of whether the earlier run read them.
+    added as materialized (select x.identity_id, x.control_id, x.set_by from r_ctl x
+      where ${notGone("p_gone")}
+        and not exists (select 1 from p_ctl c where c.control_id = x.control_id)),
     changes as (
       select 'control_removed' as kind, x.identity_id, x.control_id, x.set_by, null as detail from p_ctl x
       where ${coveredNow} and ${notGone("r_gone")}
         and not exists (select 1 from r_ctl c where c.control_id = x.control_id)
       union all
-      select 'control_added', x.identity_id, x.control_id, x.set_by, null from r_ctl x
-      where ${coveredThen} and ${notGone("p_gone")}
-        and not exists (select 1 from p_ctl c where c.control_id = x.control_id)
+      select 'control_added', x.identity_id, x.control_id, x.set_by, null from added x
+      where ${coveredThen}
       union all
       select 'control_changed', x.identity_id, x.control_id, x.set_by,
         'was set_by ' || c.set_by || ' is_overridable ' || c.is_overridable from r_ctl x

@@ -76,6 +76,7 @@ export async function assessWorld(
       sinceId: base.id,
       runListed: LISTINGS.has(strategy),
       sinceListed: LISTINGS.has(base.strategy ?? ""),
+      sinceBulk: base.strategy === "bulk",
     };
     // The delta joins this run's snapshot with the earlier one's: the planner must know their
     // sizes (PGlite has no autovacuum), or it nests loops over them, quadratic in the identities.
