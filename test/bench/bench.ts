@@ -16,7 +16,10 @@
  * k start-up (--version, --help, status), m revert --dry-run and a second reconcile at two sizes
  * ten times apart, failing on super-linear growth, l plan at 1M and 10M on PostgreSQL (only with
  * --only l), n a night of plan --since-last against a complete plan after 1,000 outside changes
- * (PostgreSQL; only with --only n; 100,000 identities, --sizes for more).
+ * (PostgreSQL; only with --only n; 100,000 identities, --sizes for more), o an apply of 100,000
+ * creates at --rate 300 and its revert (--dry-run interrupted in its report stage, --dry-run,
+ * --yes) against the writes' floor (only with --only o; --sizes N for N creates), p a reconcile
+ * with about 200,000 unknown_to_source identities against its listing floor (only with --only p).
  * PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (an admin URL;
  * a throwaway database is created per run), else a throwaway server started from
  * /usr/lib/postgresql/*\/bin, else the PostgreSQL variants are skipped with the reason printed.
@@ -38,11 +41,13 @@ import { type PlanRunFigures, planScenario } from "./scenario-plan.ts";
 import { type BackendName, findPostgres, type PostgresServer } from "./scenario-postgres.ts";
 import { repeatScenario } from "./scenario-repeat.ts";
 import { resumeScenario } from "./scenario-resume.ts";
+import { revertScaleScenario } from "./scenario-revert-scale.ts";
 import { scaleScenario } from "./scenario-scale.ts";
 import { showScenario } from "./scenario-show.ts";
 import { sinceLastScenario } from "./scenario-since-last.ts";
 import { startupScenario } from "./scenario-startup.ts";
 import { strategiesScenario } from "./scenario-strategies.ts";
+import { unknownReconcileScenario } from "./scenario-unknown-reconcile.ts";
 
 const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] [--backends postgres,pglite] [--sources]
   --quick      small sizes and short timings (smoke test for CI: that each scenario runs)
@@ -56,7 +61,13 @@ const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] 
                in the default set: run it with --only l), n plan --since-last against a
                complete plan after 1,000 outside changes, requests and findings compared
                (PostgreSQL; not in the default set: --only n; 100,000 identities, the largest
-               --sizes when given, quick 20,000 and 100 changes) (default a to k and m)
+               --sizes when given, quick 20,000 and 100 changes), o an apply of 100,000
+               creates and its revert against the writes' floor, SIGINT in the report stage
+               (not in the default set: --only o; the largest --sizes as the creates),
+               p a reconcile with about 200,000 unknown_to_source identities at --rate 40
+               against its listing floor (not in the default set: --only p; the largest
+               --sizes as the platform's identities)
+               (default a to k and m)
   --sizes      source sizes of scenarios a and f, smallest also for e, largest for h (default
                100000,1000000; quick 1000,2000, f 1000 only); of g too when given (g's default
                200000,1000000; quick 500); the largest of i's plans when given (i's default
@@ -83,7 +94,24 @@ if (values.help) {
   process.exit(0);
 }
 
-const ORDER = ["a", "c", "b", "d", "e", "f", "g", "h", "i", "j", "k", "m", "l", "n"] as const;
+const ORDER = [
+  "a",
+  "c",
+  "b",
+  "d",
+  "e",
+  "f",
+  "g",
+  "h",
+  "i",
+  "j",
+  "k",
+  "m",
+  "l",
+  "n",
+  "o",
+  "p",
+] as const;
 type ScenarioId = (typeof ORDER)[number];
 const NAMES: Record<ScenarioId, string> = {
   a: "a-plan",
@@ -100,6 +128,8 @@ const NAMES: Record<ScenarioId, string> = {
   l: "l-scale-ten-million",
   m: "m-history-scale",
   n: "n-since-last",
+  o: "o-revert-scale",
+  p: "p-reconcile-unknown",
 };
 
 function list(raw: string, what: string): string[] {
@@ -119,7 +149,7 @@ function fail(message: string): never {
 // l (ten million identities) loads the machine for long, n adds its own: run only when asked for.
 const only =
   values.only === undefined
-    ? ORDER.filter((s) => s !== "l" && s !== "n")
+    ? ORDER.filter((s) => !(["l", "n", "o", "p"] as string[]).includes(s))
     : list(values.only, "--only");
 for (const s of only) if (!ORDER.includes(s as ScenarioId)) fail(`unknown scenario ${s}`);
 const selected = ORDER.filter((s) => only.includes(s));
@@ -264,6 +294,8 @@ for (const id of selected) {
     else if (id === "k") figures = await startupScenario(kit);
     else if (id === "m") figures = await historyScaleScenario(kit);
     else if (id === "n") figures = await sinceLastScenario(kit);
+    else if (id === "o") figures = await revertScaleScenario(kit);
+    else if (id === "p") figures = await unknownReconcileScenario(kit);
     else figures = await scaleScenario(kit);
     emit({
       scenario: NAMES[id],
