@@ -45,7 +45,7 @@ import {
 import { settingChangesForSummary } from "./run-settings.ts";
 import { buildRunSummary } from "./run-summary.ts";
 import { runVerdict } from "./run-verdict.ts";
-import { recordUnreported } from "./unreported-run.ts";
+import { recordReportInterrupted, recordUnreported } from "./unreported-run.ts";
 import { assessWorld, finalTally } from "./world-delta.ts";
 import { handOverToNextWriter, takeOverFromLastWriter } from "./writer-handover.ts";
 
@@ -260,8 +260,12 @@ async function finish(
   }
   // A report that cannot be written (a full disk) leaves the run's counts recorded all the same.
   const dir = reportDir(run.id, options.run.out);
-  const summary = await writeRunReport(db, built, dir, options.run.all, options.run.force).catch(
-    (err: unknown) => recordUnreported(db, built, counts, err),
+  const { all, force, out } = options.run;
+  const summary = await writeRunReport(db, built, dir, all, force, deps.signal).catch(
+    (err: unknown) =>
+      deps.signal?.aborted
+        ? recordReportInterrupted(db, built, counts, out)
+        : recordUnreported(db, built, counts, err),
   );
   await analyzed;
   await finishRun(db, run.id, { status, exitCode, counts, summary, error });
