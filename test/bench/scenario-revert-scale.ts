@@ -102,7 +102,8 @@ async function interruptReport(
       ended = r;
     });
     const reporting = () =>
-      readdirSync(out).some((f) => !f.startsWith(".controls-migrate-out")) || ended !== undefined;
+      // Not the folder's lock, nor the start-up's check that the folder can be written.
+      readdirSync(out).some((f) => !f.startsWith(".controls-migrate-")) || ended !== undefined;
     await waitUntil(async () => reporting(), "the dry run's first report file", TIMEOUT_MS, 20);
     if (ended) throw new Error(`the dry run ended before its report stage was seen`);
     const s0 = performance.now();
