@@ -125,6 +125,17 @@ async function* lastSeenRows(db: Kysely<Database>, runId: string): AsyncGenerato
   }
 }
 
+/**
+ * The signal a report stage heeds: the run's, unless it was already heard before the report (a
+ * run stopped in its reads or writes still writes its report, which names the resume).
+ *
+ * @example
+ *   await writeRunReport(db, summary, dir, all, false, reportStageSignal(deps.signal));
+ */
+export function reportStageSignal(signal: AbortSignal | undefined): AbortSignal | undefined {
+  return signal?.aborted ? undefined : signal;
+}
+
 export function reportDir(runId: string, out?: string): string {
   return resolve(out ?? join("reports", runId));
 }

@@ -26,7 +26,7 @@ import type { ExecutorContext } from "../execute/executor-context.ts";
 import { ReadStageChannel } from "../steer/read-stage-channel.ts";
 import { noteStage } from "../steer/run-stage.ts";
 import { closingStatus, exitCodeFor } from "./exit-code.ts";
-import { reportDir, writeRunReport } from "./report.ts";
+import { reportDir, reportStageSignal, writeRunReport } from "./report.ts";
 import {
   claimNewRevert,
   claimResumedRevert,
@@ -185,6 +185,9 @@ async function finish(
 ): Promise<RevertResult> {
   const db = deps.handle.db;
   await noteStage(db, runId, "reporting");
+  // A signal heard from here stops the report at its next row (see writeRunReport); a revert
+  // stopped before it still writes its report, which names the resume.
+  const signal = reportStageSignal(deps.signal);
   if (!o.revert.dryRun) await analyzeRunTables(db, "journal"); // its outcomes, as they came
   const figures = await readRunFigures(db, runId);
   const tally = tallyOf("revert", deps.signal?.aborted === true, figures);
@@ -214,16 +217,15 @@ async function finish(
     },
   };
   const counts = { ...figures.findings, ...figures.outcomes };
-  // A signal in the report stage stops the report at its next row (see writeRunReport).
   const summary = await writeRunReport(
     db,
     built,
     reportDir(runId, o.out),
     false,
     false,
-    deps.signal,
+    signal,
   ).catch((err: unknown) =>
-    deps.signal?.aborted ? recordReportInterrupted(db, built, counts, o.out) : Promise.reject(err),
+    signal?.aborted ? recordReportInterrupted(db, built, counts, o.out) : Promise.reject(err),
   );
   await finishRun(db, runId, { status, exitCode, counts, summary });
   // Interrupted with work left, or limited: only `revert --resume` does the rest.
