@@ -17,7 +17,11 @@
  * ten times apart, failing on super-linear growth, l plan at 1M and 10M on PostgreSQL (only with
  * --only l), n a night of reconcile --since-last against a complete reconcile after 1,000 outside
  * changes (plans from 1,000,000), failing when they differ or, at 1,000,000, past 1/20 of the
- * requests (PostgreSQL; only with --only n; 100,000 identities, --sizes for more).
+ * requests (PostgreSQL; only with --only n; 100,000 identities, --sizes for more), o an apply of
+ * 100,000 creates at --rate 300 and its revert (--dry-run interrupted in its report stage,
+ * --dry-run, --yes) against the writes' floor (only with --only o; --sizes N for N creates), p a
+ * reconcile with about 200,000 unknown_to_source identities against its listing floor (only with
+ * --only p), s every command at three sizes (only with --only s).
  * PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (an admin URL;
  * a throwaway database is created per run), else a throwaway server started from
  * /usr/lib/postgresql/*\/bin, else the PostgreSQL variants are skipped with the reason printed.
@@ -40,11 +44,13 @@ import { type PlanRunFigures, planScenario } from "./scenario-plan.ts";
 import { type BackendName, findPostgres, type PostgresServer } from "./scenario-postgres.ts";
 import { repeatScenario } from "./scenario-repeat.ts";
 import { resumeScenario } from "./scenario-resume.ts";
+import { revertScaleScenario } from "./scenario-revert-scale.ts";
 import { scaleScenario } from "./scenario-scale.ts";
 import { showScenario } from "./scenario-show.ts";
 import { sinceLastScenario } from "./scenario-since-last.ts";
 import { startupScenario } from "./scenario-startup.ts";
 import { strategiesScenario } from "./scenario-strategies.ts";
+import { unknownReconcileScenario } from "./scenario-unknown-reconcile.ts";
 
 const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] [--backends postgres,pglite] [--sources]
   --quick      small sizes and short timings (smoke test for CI: that each scenario runs)
@@ -60,10 +66,15 @@ const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] 
                findings, new, resolved and changes.outside compared; fails when they differ or,
                at 1,000,000, past 1/20 of the requests (PostgreSQL; not in the default set:
                --only n; 100,000 identities, the largest --sizes when given, quick 20,000 and
-               100 changes), s every command (plan, apply, report, runs, status, show,
-               reconcile, revert --dry-run, revert) at 10,000, 100,000 and 1,000,000
-               identities, wall and peak RSS, failing on a ratio over 15 per tenfold (not in the
-               default set: --only s; --sizes gives its sizes) (default a to k and m)
+               100 changes), o an apply of 100,000 creates and its revert against the writes'
+               floor, SIGINT in the report stage (not in the default set: --only o; the largest
+               --sizes as the creates), p a reconcile with about 200,000 unknown_to_source
+               identities at --rate 40 against its listing floor (not in the default set:
+               --only p; the largest --sizes as the platform's identities), s every command
+               (plan, apply, report, runs, status, show, reconcile, revert --dry-run, revert) at
+               10,000, 100,000 and 1,000,000 identities, wall and peak RSS, failing on a ratio
+               over 15 per tenfold (not in the default set: --only s; --sizes gives its sizes)
+               (default a to k and m)
   --sizes      source sizes of scenarios a and f, smallest also for e, largest for h (default
                100000,1000000; quick 1000,2000, f 1000 only); of g too when given (g's default
                200000,1000000; quick 500); the largest of i's plans when given (i's default
@@ -90,7 +101,25 @@ if (values.help) {
   process.exit(0);
 }
 
-const ORDER = ["a", "c", "b", "d", "e", "f", "g", "h", "i", "j", "k", "m", "l", "n", "s"] as const;
+const ORDER = [
+  "a",
+  "c",
+  "b",
+  "d",
+  "e",
+  "f",
+  "g",
+  "h",
+  "i",
+  "j",
+  "k",
+  "m",
+  "l",
+  "n",
+  "o",
+  "p",
+  "s",
+] as const;
 type ScenarioId = (typeof ORDER)[number];
 const NAMES: Record<ScenarioId, string> = {
   a: "a-plan",
@@ -107,6 +136,8 @@ const NAMES: Record<ScenarioId, string> = {
   l: "l-scale-ten-million",
   m: "m-history-scale",
   n: "n-since-last",
+  o: "o-revert-scale",
+  p: "p-reconcile-unknown",
   s: "s-command-scale",
 };
 
@@ -128,7 +159,7 @@ function fail(message: string): never {
 // adds its own: run only when asked for.
 const only =
   values.only === undefined
-    ? ORDER.filter((s) => s !== "l" && s !== "n" && s !== "s")
+    ? ORDER.filter((s) => !(["l", "n", "o", "p", "s"] as string[]).includes(s))
     : list(values.only, "--only");
 for (const s of only) if (!ORDER.includes(s as ScenarioId)) fail(`unknown scenario ${s}`);
 const selected = ORDER.filter((s) => only.includes(s));
@@ -273,6 +304,8 @@ for (const id of selected) {
     else if (id === "k") figures = await startupScenario(kit);
     else if (id === "m") figures = await historyScaleScenario(kit);
     else if (id === "n") figures = await sinceLastScenario(kit);
+    else if (id === "o") figures = await revertScaleScenario(kit);
+    else if (id === "p") figures = await unknownReconcileScenario(kit);
     else if (id === "s") figures = await commandScaleScenario(kit);
     else figures = await scaleScenario(kit);
     emit({

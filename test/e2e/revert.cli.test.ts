@@ -142,7 +142,7 @@ backends.forEach((backend) => {
       assert.match(r.stderr, /needs confirmation: pass --yes/);
     });
 
-    it("a revert killed by SIGKILL and resumed deletes exactly the controls the apply created, and nothing else; then a second revert of the same run, and the revert of a revert, are refused", async () => {
+    it("a revert killed by SIGKILL and resumed deletes exactly the controls the apply created, and nothing else, re-reading each identity by id off the controls path; then a second revert of the same run, and the revert of a revert, are refused", async () => {
       const child = spawnCli(
         ["revert", applyId, "--yes", "--rate", "40", "--out", join(dir, "rev"), ...rig.target.args],
         env,
@@ -183,6 +183,15 @@ backends.forEach((backend) => {
       assert.match(page, new RegExp(`data-api-requests="${api}"`));
       assert.doesNotMatch(page, /No platform request was recorded/);
       assert.match(page, /a revert classifies no findings/);
+      // Each delete's re-read asks for the identity by id, on a path with a rate budget of its
+      // own: the controls path carries the deletes, and only the few reads of what the kill left
+      // in doubt besides (read there, every delete took two of its requests).
+      const count = (endpoint: string) =>
+        (summary.requests as Record<string, { count: number }>)[endpoint]?.count ?? 0;
+      const deletes = count(`DELETE ${CONTROLS}`);
+      assert.ok(deletes > 0, r.stdout);
+      assert.ok(count("GET /v2/identity/identities/{id}") >= deletes, r.stdout);
+      assert.ok(count(`GET ${CONTROLS}`) < deletes / 10, r.stdout);
 
       for (const [c, id] of created) {
         assert.ok(!active(rig.sandbox, id).some((x) => x.id === c), `created ${c} is gone`);

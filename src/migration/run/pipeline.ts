@@ -30,7 +30,7 @@ import {
   snapshotContext,
 } from "./pipeline-context.ts";
 import { adoptPlan, checkPlanRun } from "./plan-adoption.ts";
-import { reportDir, writeRunReport } from "./report.ts";
+import { reportDir, reportStageSignal, writeRunReport } from "./report.ts";
 import {
   type ClaimedRun,
   claimNewRun,
@@ -45,7 +45,7 @@ import {
 import { settingChangesForSummary } from "./run-settings.ts";
 import { buildRunSummary } from "./run-summary.ts";
 import { runVerdict } from "./run-verdict.ts";
-import { recordUnreported } from "./unreported-run.ts";
+import { recordReportInterrupted, recordUnreported } from "./unreported-run.ts";
 import { assessWorld, finalTally } from "./world-delta.ts";
 import { handOverToNextWriter, takeOverFromLastWriter } from "./writer-handover.ts";
 
@@ -227,6 +227,9 @@ async function finish(
 ): Promise<PipelineResult> {
   const db = deps.handle.db;
   await noteStage(db, run.id, "reporting");
+  // A signal heard from here stops the report at its next row (see writeRunReport); a run
+  // stopped before it still writes its report, which names the resume.
+  const signal = reportStageSignal(deps.signal);
   await deps.readStage?.publishNow(); // PGlite: status names the stage before any report is written
   const { figures, tally, changes, coverage } = await finalTally(deps, options, run);
   const verdict = await runVerdict(deps, options, run.id, tally, figures, coverage);
@@ -260,8 +263,11 @@ async function finish(
   }
   // A report that cannot be written (a full disk) leaves the run's counts recorded all the same.
   const dir = reportDir(run.id, options.run.out);
-  const summary = await writeRunReport(db, built, dir, options.run.all, options.run.force).catch(
-    (err: unknown) => recordUnreported(db, built, counts, err),
+  const { all, force, out } = options.run;
+  const summary = await writeRunReport(db, built, dir, all, force, signal).catch((err: unknown) =>
+    signal?.aborted
+      ? recordReportInterrupted(db, built, counts, out)
+      : recordUnreported(db, built, counts, err),
   );
   await analyzed;
   await finishRun(db, run.id, { status, exitCode, counts, summary, error });

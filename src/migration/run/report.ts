@@ -8,7 +8,7 @@ import { type DiffRecord, diffPage } from "../../db/report-queries/diff-queries.
 import { lastSeenPage } from "../../db/report-queries/finding-delta-queries.ts";
 import type { Database } from "../../db/schema.ts";
 import { diskFullError } from "../../disk-full.ts";
-import { UserError } from "../../errors.ts";
+import { Interrupted, UserError } from "../../errors.ts";
 import { canonicalSummary } from "../../reports/canonical-summary.ts";
 import { DIFF_COLUMNS, type DiffRow, writeDiffCsv } from "../../reports/csv.ts";
 import { writeReportHtml } from "../../reports/html/write-report-html.ts";
@@ -60,10 +60,28 @@ function runDiffRows(
   db: Kysely<Database>,
   summary: Pick<RunSummary, "run_id" | "revert">,
   all: boolean,
+  signal: AbortSignal | undefined,
 ): AsyncGenerator<DiffRow> {
-  return summary.revert
+  const rows = summary.revert
     ? revertDiffRows(db, summary.run_id, summary.revert.of_run_id)
     : diffRows(db, summary.run_id, all);
+  return signal ? untilAborted(rows, signal) : rows;
+}
+
+/** The report stage stops at a signal: the file being written is thrown away, never half kept. */
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new Interrupted("Interrupted while writing the report");
+}
+
+/** `rows` until `signal` aborts (checked at every row: a page of them is read at once). */
+async function* untilAborted(
+  rows: AsyncGenerator<DiffRow>,
+  signal: AbortSignal,
+): AsyncGenerator<DiffRow> {
+  for await (const row of rows) {
+    throwIfAborted(signal);
+    yield row;
+  }
 }
 
 async function* diffRows(
@@ -105,6 +123,17 @@ async function* lastSeenRows(db: Kysely<Database>, runId: string): AsyncGenerato
       };
     }
   }
+}
+
+/**
+ * The signal a report stage heeds: the run's, unless it was already heard before the report (a
+ * run stopped in its reads or writes still writes its report, which names the resume).
+ *
+ * @example
+ *   await writeRunReport(db, summary, dir, all, false, reportStageSignal(deps.signal));
+ */
+export function reportStageSignal(signal: AbortSignal | undefined): AbortSignal | undefined {
+  return signal?.aborted ? undefined : signal;
 }
 
 export function reportDir(runId: string, out?: string): string {
@@ -173,7 +202,8 @@ export async function checkReportDir(out: string | undefined): Promise<void> {
  * Writes `diff.csv` (streamed from the database), `summary.json`/`summary.md` and `report.html`
  * (the first diff rows streamed again) into `dir`, each through a temporary file and a rename.
  * Regenerating a run's folder later gives the same files; a folder holding another run's report is
- * refused unless `force`.
+ * refused unless `force`. When `signal` aborts, stops at the next row or file with an
+ * `Interrupted`, leaving no temporary file behind.
  */
 export async function writeRunReport(
   db: Kysely<Database>,
@@ -181,11 +211,17 @@ export async function writeRunReport(
   dir: string,
   all: boolean,
   force = false,
+  signal?: AbortSignal,
 ): Promise<RunSummary> {
+  throwIfAborted(signal);
   await claimReportDir(dir, summary.run_id, force);
   const csv = join(dir, "diff.csv");
-  const rows = await writeDiffCsv(csv, runDiffRows(db, summary, all)).catch(diskFullAt(csv));
+  const rows = await writeDiffCsv(csv, runDiffRows(db, summary, all, signal)).catch(
+    diskFullAt(csv),
+  );
+  throwIfAborted(signal);
   if (summary.changes?.since_run_id) await writeChangesCsv(db, summary.run_id, dir);
+  throwIfAborted(signal);
   const events = await controlEvents(db, summary.run_id);
   const full: RunSummary = canonicalSummary({
     ...summary,
@@ -194,9 +230,9 @@ export async function writeRunReport(
   });
   await writeSummaries(join(dir, "summary.json"), join(dir, "summary.md"), full);
   const html = join(dir, "report.html");
-  await writeReportHtml(html, await htmlReportInput(db, full), runDiffRows(db, summary, all)).catch(
-    diskFullAt(html),
-  );
+  throwIfAborted(signal);
+  const input = await htmlReportInput(db, full);
+  await writeReportHtml(html, input, runDiffRows(db, summary, all, signal)).catch(diskFullAt(html));
   return full;
 }
 

@@ -24,8 +24,9 @@ import type { ClientMetrics } from "../../platform/index.ts";
 import { executeActions, resolveInDoubt } from "../execute/executor.ts";
 import type { ExecutorContext } from "../execute/executor-context.ts";
 import { ReadStageChannel } from "../steer/read-stage-channel.ts";
+import { noteStage } from "../steer/run-stage.ts";
 import { closingStatus, exitCodeFor } from "./exit-code.ts";
-import { reportDir, writeRunReport } from "./report.ts";
+import { reportDir, reportStageSignal, writeRunReport } from "./report.ts";
 import {
   claimNewRevert,
   claimResumedRevert,
@@ -41,6 +42,7 @@ import {
 import { declineRevert, RevertDeclined } from "./revert-declined.ts";
 import { HEARTBEAT_MS } from "./run-lifecycle.ts";
 import { buildRunSummary, readRunFigures, tallyOf } from "./run-summary.ts";
+import { recordReportInterrupted } from "./unreported-run.ts";
 import { handOverToNextWriter, takeOverFromLastWriter } from "./writer-handover.ts";
 
 export type { RevertDeps, RevertOptions, RevertResult } from "./revert-context.ts";
@@ -182,6 +184,10 @@ async function finish(
   startedMs: number,
 ): Promise<RevertResult> {
   const db = deps.handle.db;
+  await noteStage(db, runId, "reporting");
+  // A signal heard from here stops the report at its next row (see writeRunReport); a revert
+  // stopped before it still writes its report, which names the resume.
+  const signal = reportStageSignal(deps.signal);
   if (!o.revert.dryRun) await analyzeRunTables(db, "journal"); // its outcomes, as they came
   const figures = await readRunFigures(db, runId);
   const tally = tallyOf("revert", deps.signal?.aborted === true, figures);
@@ -189,38 +195,39 @@ async function finish(
   const status = closingStatus(tally);
   // report.html's timeline: the revert's own requests, per second, as an apply's are.
   if (deps.client) await saveRequestSeries(db, runId, deps.client.metrics().series);
+  const built = {
+    ...buildRunSummary({
+      runId,
+      tally,
+      status,
+      exitCode,
+      startedMs,
+      finishedMs: Date.now(),
+      strategy: null,
+      source: { rowsRead: 0, candidates: 0, anomalies: 0 },
+      figures,
+      metrics: deps.client?.metrics() ?? NO_METRICS,
+      changes: null,
+    }),
+    revert: {
+      of_run_id: o.ofRunId,
+      dry_run: o.revert.dryRun,
+      ...(await countRevertWrites(db, runId)),
+      recreated: await recreatedControls(db, runId, o.ofRunId),
+    },
+  };
+  const counts = { ...figures.findings, ...figures.outcomes };
   const summary = await writeRunReport(
     db,
-    {
-      ...buildRunSummary({
-        runId,
-        tally,
-        status,
-        exitCode,
-        startedMs,
-        finishedMs: Date.now(),
-        strategy: null,
-        source: { rowsRead: 0, candidates: 0, anomalies: 0 },
-        figures,
-        metrics: deps.client?.metrics() ?? NO_METRICS,
-        changes: null,
-      }),
-      revert: {
-        of_run_id: o.ofRunId,
-        dry_run: o.revert.dryRun,
-        ...(await countRevertWrites(db, runId)),
-        recreated: await recreatedControls(db, runId, o.ofRunId),
-      },
-    },
+    built,
     reportDir(runId, o.out),
     false,
+    false,
+    signal,
+  ).catch((err: unknown) =>
+    signal?.aborted ? recordReportInterrupted(db, built, counts, o.out) : Promise.reject(err),
   );
-  await finishRun(db, runId, {
-    status,
-    exitCode,
-    counts: { ...figures.findings, ...figures.outcomes },
-    summary,
-  });
+  await finishRun(db, runId, { status, exitCode, counts, summary });
   // Interrupted with work left, or limited: only `revert --resume` does the rest.
   const resumable =
     (tally.interrupted && tally.unsettledActions > 0) || (await countLimited(db, runId)) > 0;

@@ -6,7 +6,7 @@
 import type { Kysely } from "kysely";
 import { finishRun } from "../../db/journal/run-queries.ts";
 import type { Database } from "../../db/schema.ts";
-import { ExitCode, UserError } from "../../errors.ts";
+import { ExitCode, Interrupted, UserError } from "../../errors.ts";
 import type { RunSummary } from "../../reports/summary.ts";
 
 /**
@@ -37,3 +37,35 @@ export async function recordUnreported(
     `${message} Run ${id} is recorded with its counts (see controls-migrate runs); once there is room, write its report with: controls-migrate report ${id} --out DIR`,
   );
 }
+
+/**
+ * A run stopped by a signal while it wrote its report: its work is done, its report is not. It is
+ * recorded with its true counts and summary, closed as interrupted (exit 130), and the error
+ * thrown tells how to write the report: `controls-migrate report RUN` (with `--out` when given).
+ *
+ * @example
+ *   await writeRunReport(db, built, dir, all, false, signal)
+ *     .catch((err) => (signal.aborted ? recordReportInterrupted(db, built, counts, out) : Promise.reject(err)));
+ */
+export async function recordReportInterrupted(
+  db: Kysely<Database>,
+  summary: Omit<RunSummary, "reports">,
+  counts: Record<string, number>,
+  out: string | undefined,
+): Promise<never> {
+  const id = summary.run_id;
+  const message = `Interrupted while writing the report of run ${id}: its work is recorded, its report is not`;
+  await finishRun(db, id, {
+    status: "interrupted",
+    exitCode: ExitCode.interrupted,
+    counts,
+    summary: { ...summary, status: "interrupted", exit_code: ExitCode.interrupted },
+    error: message,
+  }).catch(() => undefined);
+  const where = out === undefined ? "" : ` --out ${shellWord(out)}`;
+  throw new Interrupted(message, `controls-migrate report ${id}${where}`);
+}
+
+/** `word` as one shell word: quoted when it holds anything but safe characters. */
+const shellWord = (word: string) =>
+  /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
