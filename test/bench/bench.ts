@@ -16,7 +16,7 @@
  * k start-up (--version, --help, status), m revert --dry-run and a second reconcile at two sizes
  * ten times apart, failing on super-linear growth, l plan at 1M and 10M on PostgreSQL (only with
  * --only l), n a night of reconcile --since-last against a complete reconcile after 1,000 outside
- * changes (plans from 1,000,000), failing when they differ or, at 1,000,000, past 1/20 of the
+ * changes, failing when they differ or, at 1,000,000, past 1/20 of the
  * requests (PostgreSQL; only with --only n; 100,000 identities, --sizes for more), o an apply of
  * 100,000 creates at --rate 300 and its revert (--dry-run interrupted in its report stage,
  * --dry-run, --yes) against the writes' floor (only with --only o; --sizes N for N creates), p a
@@ -62,7 +62,7 @@ const USAGE = `Usage: npm run bench -- [--quick] [--only a,b,c,d] [--sizes N,M] 
                status with no run, m revert --dry-run and a second reconcile at two sizes ten
                times apart (fails on a ratio over 15), l plan at 1M and 10M on PostgreSQL (not
                in the default set: run it with --only l), n reconcile --since-last against a
-               complete reconcile after 1,000 outside changes (plans from 1,000,000), requests,
+               complete reconcile after 1,000 outside changes, requests,
                findings, new, resolved and changes.outside compared; fails when they differ or,
                at 1,000,000, past 1/20 of the requests (PostgreSQL; not in the default set:
                --only n; 100,000 identities, the largest --sizes when given, quick 20,000 and
