@@ -21,7 +21,16 @@ import type { DeltaRuns } from "./world-delta-queries.ts";
  */
 export async function storePlatformFieldDelta(db: Kysely<Database>, d: DeltaRuns): Promise<number> {
   const r = await sql`
-    with pairs as (
+    with unkept as materialized (
+      -- Restricted now, not kept by the earlier complete listing: few, found first (hashed), so
+      -- that the costlier question below is asked of them only, not of every identity.
+      select n.identity_id, n.platform_user_disabled, n.platform_admin_disabled from ${T.si} n
+      where n.run_id = ${d.runId} and n.status = 'found'
+        and (n.platform_user_disabled or n.platform_admin_disabled)
+        and exists (select 1 from ${T.runs} r where r.id = ${d.sinceId} and r.strategy = 'bulk')
+        and not exists (select 1 from ${T.si} p where p.run_id = ${d.sinceId}
+          and p.identity_id = n.identity_id)),
+    pairs as (
       select n.identity_id, p.platform_user_disabled as pu, n.platform_user_disabled as nu,
         p.platform_admin_disabled as pa, n.platform_admin_disabled as na
       from ${T.si} n join ${T.si} p on p.identity_id = n.identity_id and p.run_id = ${d.sinceId}
@@ -30,14 +39,8 @@ export async function storePlatformFieldDelta(db: Kysely<Database>, d: DeltaRuns
       -- A complete listing keeps every identity whose field is true: one it recorded as listed
       -- bare had both fields false (and no control). One it neither kept nor recorded, it never
       -- read (left out of its pages): no change is concluded from it.
-      select n.identity_id, false, n.platform_user_disabled, false, n.platform_admin_disabled
-      from ${T.si} n
-      where n.run_id = ${d.runId} and n.status = 'found'
-        and (n.platform_user_disabled or n.platform_admin_disabled)
-        and exists (select 1 from ${T.runs} r where r.id = ${d.sinceId} and r.strategy = 'bulk')
-        and not exists (select 1 from ${T.si} p where p.run_id = ${d.sinceId}
-          and p.identity_id = n.identity_id)
-        and ${listedBare(d.sinceId, sql.ref("n.identity_id"))}),
+      select u.identity_id, false, u.platform_user_disabled, false, u.platform_admin_disabled
+      from unkept u where ${listedBare(d.sinceId, sql.ref("u.identity_id"))}),
     changes as (
       select identity_id, case when nu then 'platform_field_set' else 'platform_field_cleared' end
         as kind, 'CLIENT' as set_by, 'user_disabled' as detail

@@ -120,7 +120,8 @@ export async function storeControlDelta(db: Kysely<Database>, d: DeltaRuns): Pro
   const coveredThen = !d.sinceListed
     ? seenThen
     : d.sinceBulk
-      ? sql`(${seenThen} or ${listedBare(P, sql.ref("x.identity_id"))})`
+      ? sql`(x.identity_id in (select identity_id from p_seen)
+          or ${listedBare(P, sql.ref("x.identity_id"))})`
       : sql`true`;
   const notGone = (side: "p_gone" | "r_gone") =>
     sql`not exists (select 1 from ${sql.raw(side)} g where g.identity_id = x.identity_id)`;
