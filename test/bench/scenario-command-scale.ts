@@ -158,6 +158,10 @@ export async function commandScaleScenario(kit: BenchKit): Promise<Record<string
     out[backend] = { runs, wall_ratio_to_smallest: toFirst };
     failures.push(...over);
   }
-  if (failures.length > 0) throw new Error(`super-linear growth: ${failures.join("; ")}`);
+  if (failures.length > 0) {
+    // A failed scenario's line carries only its error: the figures go to the log first.
+    kit.log(`s: figures ${JSON.stringify(out)}`);
+    throw new Error(`super-linear growth: ${failures.join("; ")}`);
+  }
   return out;
 }
