@@ -23,6 +23,7 @@ import {
   runTool,
   startBenchSandbox,
   type ToolRun,
+  UNLIMITED_WRITES,
 } from "./scenario-kit.ts";
 import { type BackendName, openTarget, seedTarget } from "./scenario-postgres.ts";
 
@@ -30,7 +31,6 @@ const SEED = 52;
 /** Ten times the rows may take at most this many times as long (wall) or as much memory. */
 const MAX_RATIO = 15;
 const TIMEOUT_MS = 60 * 60_000;
-const WRITES = ["--rate", "2000", "--allow-rate-above-limit", "--concurrency", "64"];
 
 /** The commands, in the order they run; each one's figures. */
 export const COMMANDS = [
@@ -88,7 +88,7 @@ async function sizeOnce(kit: BenchKit, backend: BackendName, n: number): Promise
     };
     const json = ["--json", "--no-progress"];
     await tool("plan", ["plan", "--state", "bulk", ...json], [0, 2]);
-    const apply = await tool("apply", ["apply", "--yes", ...WRITES, ...json], [0, 2]);
+    const apply = await tool("apply", ["apply", "--yes", ...UNLIMITED_WRITES, ...json], [0, 2]);
     const runId = String(apply.summary?.run_id ?? "");
     if (runId === "") throw new Error(`apply of ${n} on ${backend} printed no run id`);
     const creates = (await sandbox.stats()).writes.creates;
@@ -96,9 +96,9 @@ async function sizeOnce(kit: BenchKit, backend: BackendName, n: number): Promise
     await tool("runs", ["runs"], [0]);
     await tool("status", ["status", runId], [0]);
     await tool("show", ["show", flaggedId(n)], [0]);
-    await tool("reconcile", ["reconcile", "--yes", ...WRITES, ...json], [0, 2]);
+    await tool("reconcile", ["reconcile", "--yes", ...UNLIMITED_WRITES, ...json], [0, 2]);
     await tool("revert --dry-run", ["revert", runId, "--dry-run", ...json], [0]);
-    await tool("revert", ["revert", runId, "--yes", ...WRITES, ...json], [0, 2]);
+    await tool("revert", ["revert", runId, "--yes", ...UNLIMITED_WRITES, ...json], [0, 2]);
     const deletes = (await sandbox.stats()).writes.deletes;
     return { identities: n, creates, deletes, commands: out as Record<Command, CommandFigures> };
   } finally {
@@ -148,7 +148,7 @@ export async function commandScaleScenario(kit: BenchKit): Promise<Record<string
   const out: Record<string, unknown> = {
     sizes,
     max_ratio_per_tenfold: MAX_RATIO,
-    writes: WRITES.join(" "),
+    writes: UNLIMITED_WRITES.join(" "),
   };
   const failures: string[] = [];
   for (const backend of kit.backends) {

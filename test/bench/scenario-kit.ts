@@ -249,6 +249,15 @@ export function routeCount(stats: SandboxStats, route: string): number {
   return Object.values(stats.requests[route] ?? {}).reduce((a, b) => a + b, 0);
 }
 
+/** Writes at the pace of a sandbox without rate limits: the tool's own cost, not a budget's. */
+export const UNLIMITED_WRITES: readonly string[] = Object.freeze([
+  "--rate",
+  "2000",
+  "--allow-rate-above-limit",
+  "--concurrency",
+  "64",
+]);
+
 export const round = (n: number, digits = 2): number => {
   const f = 10 ** digits;
   return Math.round(n * f) / f;

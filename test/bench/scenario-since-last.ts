@@ -29,6 +29,7 @@ import {
   runTool,
   startBenchSandbox,
   type ToolRun,
+  UNLIMITED_WRITES,
 } from "./scenario-kit.ts";
 import { type DbTarget, openTarget, seedTarget } from "./scenario-postgres.ts";
 
@@ -39,15 +40,6 @@ const BY_ID = "GET /v2/identity/identities/:id";
 /** The issue's acceptance: at most 1/20 of a complete reconcile's requests, at 1,000,000. */
 const MAX_RATIO = 1 / 20;
 const FULL_SIZE = 1_000_000;
-/** The nights that set the scene go at the sandbox's pace (it has no rate limit here). */
-const SCENE_RATE = ["--rate", "2000", "--allow-rate-above-limit", "--concurrency", "64"];
-/**
- * From this size on, the second night and the two compared runs are plans. None now: a
- * reconcile's findings delta against the previous reconcile took over 8 minutes a count at
- * 1,000,000 until its earlier side became two hashed anti-joins (finding-delta-queries.ts), so
- * findings, requests, new, resolved and changes.outside are compared at every size.
- */
-const PLANS_FROM = Number.POSITIVE_INFINITY;
 
 /** The changes' shares of the total, by kind. */
 const SHARES = {
@@ -78,28 +70,23 @@ export async function sinceLastScenario(kit: BenchKit): Promise<Record<string, u
   );
   try {
     await seedTarget(kit, target, identities, SEED);
-    const writers = identities < PLANS_FROM;
-    const night2 = writers ? ["reconcile", "--yes"] : ["plan"];
-    for (const [night, mode] of [
-      [1, ["reconcile", "--yes"]],
-      [2, night2],
-    ] as const) {
+    for (const night of [1, 2]) {
       const run = await tool(kit, sandbox, target, out, `night-${night}`, [
-        ...[...mode, "--state", "bulk", ...SCENE_RATE],
+        ...["reconcile", "--yes", "--state", "bulk", ...UNLIMITED_WRITES],
       ]);
-      expectExit(run.run, [0, 2], `complete ${mode[0]} #${night}`);
+      expectExit(run.run, [0, 2], `complete reconcile #${night}`);
     }
     const made = await changeWorld(kit, sandbox, target, identities, changes);
     const copy = await copyTarget(kit, target);
     const load = { start: loadAverage(), end: "" };
-    const command = writers ? ["reconcile", "--exit-on", "any", "--yes"] : ["plan"];
+    const command = ["reconcile", "--exit-on", "any", "--yes"];
     const inc = await tool(kit, sandbox, target, out, "since-last", [
       ...[...command, "--since-last", "--since-margin-s", "0"],
     ]);
     const undone = await undoCreates(sandbox, target, inc.run.summary?.run_id ?? "");
     const full = await tool(kit, sandbox, copy, out, "complete", [...command, "--state", "bulk"]);
     load.end = loadAverage();
-    const compared = compareRuns(out, inc.run, full.run, writers);
+    const compared = compareRuns(out, inc.run, full.run);
     const ratio =
       (inc.figures.listing + inc.figures.by_id) / (full.figures.listing + full.figures.by_id);
     const figures = {
@@ -129,9 +116,7 @@ export async function sinceLastScenario(kit: BenchKit): Promise<Record<string, u
     }
     return {
       setup: {
-        what: writers
-          ? "two complete reconciles, outside changes of every kind, then reconcile --since-last (margin 0) and reconcile --state bulk on the same world, each on its own copy of the database (the first one's creates deleted again before the second)"
-          : "a complete reconcile and a complete plan, outside changes of every kind, then plan --since-last (margin 0) and plan --state bulk on the same world (findings and requests compared; new, resolved and changes.outside below 1,000,000)",
+        what: "two complete reconciles, outside changes of every kind, then reconcile --since-last (margin 0) and reconcile --state bulk on the same world, each on its own copy of the database (the first one's creates deleted again before the second)",
         sandbox: "separate process (CLI), --updated-at-policy all, --rate-limit 0",
       },
       runs: [figures],
@@ -295,7 +280,7 @@ const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice
  * kind, their new and resolved findings, and their outside changes by kind and identity by
  * identity (changes.csv).
  */
-function compareRuns(out: string, inc: ToolRun, full: ToolRun, writers: boolean) {
+function compareRuns(out: string, inc: ToolRun, full: ToolRun) {
   const rows = (dir: string, file: string, key: (r: Record<string, string>) => string | null) =>
     new Set(
       parseCsv(readFileSync(join(out, dir, file), "utf8"))
@@ -318,16 +303,6 @@ function compareRuns(out: string, inc: ToolRun, full: ToolRun, writers: boolean)
   const findings = sets("diff.csv", (r) =>
     r.finding === "in_sync" ? null : `${r.identity_id}|${r.finding}`,
   );
-  const findingsByKind =
-    JSON.stringify(inc.summary?.findings) === JSON.stringify(full.summary?.findings);
-  if (!writers) {
-    const equal = findings.equal && findingsByKind && inc.code === full.code;
-    return {
-      equal,
-      findings,
-      summary: { findings: findingsByKind, exit_code: [inc.code, full.code] },
-    };
-  }
   const changes = sets("changes.csv", (r) => `${r.identity_id}|${r.change}|${r.set_by}`);
   const [a, b] = [inc.summary, full.summary];
   const same = (x: unknown, y: unknown) => JSON.stringify(x) === JSON.stringify(y);

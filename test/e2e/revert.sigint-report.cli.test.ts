@@ -12,10 +12,10 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { sql } from "kysely";
 import { collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends } from "../helpers/db.ts";
+import { lockToolTable } from "../helpers/table-lock.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 1_500;
@@ -55,24 +55,8 @@ for (const backend of backends) {
       const pid = child.pid ?? 0;
 
       if (backend.name === "postgres") {
-        const handle = await rig.target.open();
-        let unlock = () => {};
-        const unlocked = new Promise<void>((resolve) => {
-          unlock = resolve;
-        });
-        let locked = () => {};
-        const isLocked = new Promise<void>((resolve) => {
-          locked = resolve;
-        });
-        const held = handle.db.transaction().execute(async (trx) => {
-          await sql`lock table controls_migration.request_series in access exclusive mode`.execute(
-            trx,
-          );
-          locked();
-          await unlocked;
-        });
+        const lock = await lockToolTable(await rig.target.open(), "request_series");
         try {
-          await isLocked;
           // The revert's report stage waits on the lock: status names it, then the signal.
           await waitFor("status naming the report stage", async () => {
             assert.equal(exited, false, "the revert ended before its report stage");
@@ -81,9 +65,7 @@ for (const backend of backends) {
           });
           process.kill(pid, "SIGINT");
         } finally {
-          unlock();
-          await held;
-          await handle.close();
+          await lock.release();
         }
       } else {
         let stopped = false;

@@ -14,11 +14,11 @@ import { mkdirSync, mkdtempSync, rmSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { sql } from "kysely";
 import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.ts";
 import { type CliRig, startCliRig } from "../helpers/cli-rig.ts";
 import { backends } from "../helpers/db.ts";
 import { startProxy, type TestProxy } from "../helpers/http-proxy.ts";
+import { lockToolTable } from "../helpers/table-lock.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 
 const N = 3_000;
@@ -153,33 +153,15 @@ for (const backend of backends) {
         proxy.release();
       };
       if (backend.name === "postgres") {
-        const handle = await rig.target.open();
-        let unlock = () => {};
-        const unlocked = new Promise<void>((resolve) => {
-          unlock = resolve;
-        });
-        let locked = () => {};
-        const isLocked = new Promise<void>((resolve) => {
-          locked = resolve;
-        });
-        const held = handle.db.transaction().execute(async (trx) => {
-          await sql`lock table controls_migration.request_series in access exclusive mode`.execute(
-            trx,
-          );
-          locked();
-          await unlocked;
-        });
+        const lock = await lockToolTable(await rig.target.open(), "request_series");
         try {
-          await isLocked;
           release();
           const reporting = await until("reporting");
           assert.match(reporting.text, /running \(reporting\);/, reporting.text);
           assert.match(reporting.text, /Writes: done; the run writes its report\./, reporting.text);
           assert.equal(ended(), undefined, "the run was still reporting");
         } finally {
-          unlock();
-          await held;
-          await handle.close();
+          await lock.release();
         }
       } else {
         // PGlite: the run alone opens its database, and `status` reads the status file the run
