@@ -11,6 +11,7 @@ import {
   type Database,
   TOOL_TABLES,
 } from "../schema.ts";
+import { journalWrite } from "./journal-writes.ts";
 
 const T = TOOL_TABLES.actions;
 const serverNow = () => sql<Date>`now()`;
@@ -62,11 +63,7 @@ export async function updateAction(
   id: number,
   patch: ActionUpdate,
 ): Promise<void> {
-  await db
-    .updateTable(T)
-    .set({ ...patch, updated_at: serverNow() })
-    .where("id", "=", id)
-    .execute();
+  await journalWrite(db, { kind: "patch", id, patch });
 }
 
 /**
@@ -77,11 +74,7 @@ export async function updateAction(
  *   await markInFlight(db, a.id); // then send the create
  */
 export async function markInFlight(db: Kysely<Database>, id: number): Promise<void> {
-  await db
-    .updateTable(T)
-    .set({ status: "in_flight", attempts: sql`attempts + 1`, updated_at: serverNow() })
-    .where("id", "=", id)
-    .execute();
+  await journalWrite(db, { kind: "in_flight", id });
 }
 
 /**
