@@ -9,6 +9,7 @@
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../schema.ts";
 import { T } from "../table-refs.ts";
+import { withHashJoins } from "./hash-joins.ts";
 import { listedBare } from "./listed-bare-sql.ts";
 import type { DeltaRuns } from "./world-delta-queries.ts";
 
@@ -20,7 +21,8 @@ import type { DeltaRuns } from "./world-delta-queries.ts";
  *   await storePlatformFieldDelta(db, { runId, sinceId, runListed: true, sinceListed: true });
  */
 export async function storePlatformFieldDelta(db: Kysely<Database>, d: DeltaRuns): Promise<number> {
-  const r = await sql`
+  const r = await withHashJoins(db, (trx) =>
+    sql`
     with unkept as materialized (
       -- Restricted now, not kept by the earlier complete listing: few, found first (hashed), so
       -- that the costlier question below is asked of them only, not of every identity.
@@ -51,7 +53,8 @@ export async function storePlatformFieldDelta(db: Kysely<Database>, d: DeltaRuns
       from pairs where pa is not null and na is not null and pa <> na)
     insert into ${T.w} (run_id, since_run_id, identity_id, kind, set_by, detail, seen_at)
     select ${d.runId}, ${d.sinceId}, identity_id, kind, set_by, detail, now() from changes`.execute(
-    db,
+      trx,
+    ),
   );
   return Number(r.numAffectedRows ?? 0);
 }

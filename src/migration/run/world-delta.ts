@@ -12,15 +12,17 @@ import { analyzeRunTables } from "../../db/journal/snapshot-queries.ts";
 import { findingDelta } from "../../db/report-queries/finding-delta-queries.ts";
 import { storePlatformFieldDelta } from "../../db/report-queries/platform-field-delta-queries.ts";
 import {
+  rowsOnlyThenPage,
+  storeFlagDelta,
+} from "../../db/report-queries/source-flag-delta-queries.ts";
+import {
   countWorldChanges,
   type DeltaRuns,
   insertWorldChanges,
   type Lineage,
   type NewWorldChange,
   previousWritingRun,
-  rowsOnlyThenPage,
   storeControlDelta,
-  storeFlagDelta,
 } from "../../db/report-queries/world-delta-queries.ts";
 import {
   journalOrphanDeletes,
