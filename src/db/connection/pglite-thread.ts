@@ -66,6 +66,14 @@ const STATEMENTS_OWN = /^(22|23|40|42|3D|3F|28|0A|P0)/;
 const CLOSE_TIMEOUT_MS = 60_000;
 
 /**
+ * The most parameters one statement may bind on PGlite. PGlite 0.4 answers a statement with more
+ * (32,768 and up) with no rows and no error, and its session then answers every later statement
+ * with no rows too: a run would conclude from reads that read nothing. Such a statement is
+ * refused before it is sent, naming the count; the tool's bulk writes bind column arrays instead.
+ */
+export const PGLITE_MAX_PARAMETERS = 32_767;
+
+/**
  * One PGlite database in a worker thread. Statements may be sent concurrently; they run one after
  * another, in the order sent. Transactions are the caller's affair (see the Kysely driver in
  * `pglite-thread-dialect.ts`, which hands its one connection to one holder at a time).
@@ -151,6 +159,13 @@ export class PgliteThread {
   /** Runs one statement (extended protocol: one statement, `$1` parameters). */
   query(sql: string, params: readonly unknown[]): Promise<ThreadResult> {
     if (this.#closing) return Promise.reject(new PgliteError({ message: "database closed" }));
+    if (params.length > PGLITE_MAX_PARAMETERS) {
+      return Promise.reject(
+        new PgliteError({
+          message: `a statement binds ${params.length} parameters, over PGlite's ${PGLITE_MAX_PARAMETERS}: not sent (PGlite would answer it and every later statement with no rows)`,
+        }),
+      );
+    }
     return this.#send({ op: "query", id: this.#nextId++, sql, params: [...params] });
   }
 
