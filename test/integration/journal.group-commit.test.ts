@@ -6,33 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import {
-  type KyselyPlugin,
-  type PluginTransformQueryArgs,
-  type PluginTransformResultArgs,
-  type QueryResult,
-  type RootOperationNode,
-  sql,
-  type UnknownRow,
-} from "kysely";
+import { sql } from "kysely";
 import { markInFlight, updateAction } from "../../src/db/journal/journal-queries.ts";
 import { insertRun, newRunId } from "../../src/db/journal/run-queries.ts";
 import { TOOL_TABLES } from "../../src/db/schema.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
-
-/** Counts the statements that update the actions table (a Kysely plugin: the real statements). */
-class UpdateCounter implements KyselyPlugin {
-  updates = 0;
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    const node = args.node;
-    const raw = node.kind === "RawNode" ? node.sqlFragments.join(" ") : "";
-    if (node.kind === "UpdateQueryNode" || /^\s*update /i.test(raw)) this.updates++;
-    return node;
-  }
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    return args.result;
-  }
-}
+import { WatchStatements } from "../helpers/watch-statements.ts";
 
 for (const backend of backends) {
   describe(`journal writes on ${backend.name}`, () => {
@@ -86,7 +65,7 @@ for (const backend of backends) {
 
     it("marks 200 actions in flight at once in fewer statements than actions, each committed when its promise settles", async () => {
       const ids = await pending(200, "a");
-      const counter = new UpdateCounter();
+      const counter = new WatchStatements();
       const db = h.db.withPlugin(counter);
       const settled: number[] = [];
       await Promise.all(
@@ -103,10 +82,10 @@ for (const backend of backends) {
         }),
       );
       assert.equal(settled.length, 200);
-      assert.ok(counter.updates >= 1, "at least one statement ran");
+      assert.ok(counter.updates() >= 1, "at least one statement ran");
       assert.ok(
-        counter.updates < 200,
-        `200 writes that arrived together took ${counter.updates} statements`,
+        counter.updates() < 200,
+        `200 writes that arrived together took ${counter.updates()} statements`,
       );
       for (const r of await rows(ids)) {
         assert.equal(r.status, "in_flight");
@@ -140,7 +119,7 @@ for (const backend of backends) {
     it("keeps one action's writes in order when they are queued behind other writes", async () => {
       const ids = await pending(30, "c");
       const [target] = ids as [number];
-      const counter = new UpdateCounter();
+      const counter = new WatchStatements();
       const db = h.db.withPlugin(counter);
       // Without waiting in between. The first write goes alone; while it runs the rest queue:
       // patches of other actions, the target's in_flight, then the target's outcome, a patch of
@@ -158,8 +137,8 @@ for (const backend of backends) {
       assert.deepEqual([t?.status, t?.outcome, t?.attempts], ["succeeded", "created", 1]);
       assert.deepEqual([second?.status, second?.outcome, second?.attempts], ["in_flight", "x", 1]);
       assert.ok(
-        counter.updates < writes.length,
-        `${writes.length} writes, ${counter.updates} statements`,
+        counter.updates() < writes.length,
+        `${writes.length} writes, ${counter.updates()} statements`,
       );
     });
 

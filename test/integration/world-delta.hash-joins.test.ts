@@ -9,45 +9,17 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import {
-  type Kysely,
-  type KyselyPlugin,
-  type PluginTransformQueryArgs,
-  type PluginTransformResultArgs,
-  type QueryResult,
-  type RawNode,
-  type RootOperationNode,
-  sql,
-  type UnknownRow,
-} from "kysely";
+import { type Kysely, type RootOperationNode, sql } from "kysely";
 import { insertRun, newRunId } from "../../src/db/journal/run-queries.ts";
 import { withHashJoins } from "../../src/db/report-queries/hash-joins.ts";
 import { storeControlDelta } from "../../src/db/report-queries/world-delta-queries.ts";
 import { type Database, TOOL_TABLES } from "../../src/db/schema.ts";
 import { backends, type TestDatabase } from "../helpers/db.ts";
+import { planOf as explain, WatchStatements } from "../helpers/watch-statements.ts";
 
 /** Controls the apply created and the reconcile then read: enough for a nested loop to show. */
 const N = 3000;
 const PLATFORM = "https://api.example|https://auth.example/token|client";
-
-/**
- * Watches the statements the tool issues (a Kysely plugin: nothing is changed): their opening
- * words in order, and the world delta's insert as the tool built it.
- */
-class WatchStatements implements KyselyPlugin {
-  readonly seen: string[] = [];
-  delta: RawNode | undefined;
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    const node = args.node;
-    const text = node.kind === "RawNode" ? (node as RawNode).sqlFragments.join(" ") : node.kind;
-    this.seen.push(text.trim().slice(0, 40));
-    if (/^\s*with\b/.test(text) && /\binsert into\b/.test(text)) this.delta = node as RawNode;
-    return node;
-  }
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    return args.result;
-  }
-}
 
 for (const backend of backends) {
   describe(`the world delta's control statement on ${backend.name}`, () => {
@@ -143,21 +115,16 @@ for (const backend of backends) {
     });
 
     /** The plan of the delta's statement, with or without the tool's setting. */
-    async function planOf(node: RawNode, nestedLoops: boolean): Promise<string[]> {
-      const q = h.db.getExecutor().compileQuery(node, { queryId: "explain" } as never);
-      // The compiled statement as the tool sent it, its parameters bound by position.
-      const bound = async (db: Kysely<Database>) => {
-        const r = await db.executeQuery({ ...q, sql: `explain ${q.sql.trim()}`, query: q.query });
-        return (r.rows as Record<string, string>[]).map((row) => String(Object.values(row)[0]));
-      };
+    async function planOf(node: RootOperationNode, nestedLoops: boolean): Promise<string[]> {
+      const bound = (db: Kysely<Database>) => explain(db, node);
       return nestedLoops ? bound(h.db) : withHashJoins(h.db, bound);
     }
 
     it("is issued with nested loops off, in its own transaction, and so planned with hash joins where stale statistics nest a loop", async () => {
       const watch = new WatchStatements();
       await storeControlDelta(h.db.withPlugin(watch), delta());
-      const delta_ = watch.delta;
-      assert.ok(delta_, `the delta's insert was issued: ${watch.seen.join(" | ")}`);
+      // The delta's insert, as the tool built it.
+      const delta_ = watch.last(/^with\b[\s\S]*\binsert into\b/);
       const at = watch.seen.findIndex((t) => /^with\b/.test(t));
       assert.equal(watch.seen[at - 1], "set local enable_nestloop = off", watch.seen.join(" | "));
       // The hazard is real on this journal: left to its estimates, the planner nests a loop.

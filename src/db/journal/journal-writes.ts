@@ -14,37 +14,31 @@
  * write inside a transaction is never batched: it runs at once on the transaction.
  */
 import { type Kysely, type RawBuilder, sql } from "kysely";
+import { GroupCommit } from "../group-commit.ts";
 import { type ActionUpdate, type Database, TOOL_TABLES } from "../schema.ts";
+import { type UnnestType, unnestFrom } from "./unnest-insert.ts";
 
 const T = TOOL_TABLES.actions;
 const serverNow = () => sql<Date>`now()`;
 
-/** At most this many actions in one statement (its JSON parameter stays small). */
+/** At most this many actions in one statement. */
 const MAX_BATCH = 500;
 
-/** The SQL type of each column a patch may set, for `jsonb_to_recordset`. */
+/** The SQL type of each column a batched patch may set (one array parameter each). */
 const PATCH_COLUMNS = {
   status: "text",
   outcome: "text",
-  attempts: "integer",
-  http_status: "integer",
+  attempts: "int4",
+  http_status: "int4",
   error: "text",
   result_control_id: "text",
-} as const satisfies Partial<Record<keyof ActionUpdate, string>>;
+} as const satisfies Partial<Record<keyof ActionUpdate, UnnestType>>;
 
 type PatchColumn = keyof typeof PATCH_COLUMNS;
 
 type Write =
   | { readonly kind: "in_flight"; readonly id: number }
   | { readonly kind: "patch"; readonly id: number; readonly patch: ActionUpdate };
-
-interface Queued {
-  readonly write: Write;
-  /** The group a write can share a statement with: its kind, and a patch's columns. */
-  readonly group: string;
-  readonly resolve: () => void;
-  readonly reject: (err: unknown) => void;
-}
 
 /** The patch without its undefined fields: Kysely leaves those columns as they are, and so do we. */
 function defined(patch: ActionUpdate): ActionUpdate {
@@ -69,85 +63,52 @@ function groupOf(write: Write): string {
   return write.kind === "in_flight" ? "in_flight" : `patch:${Object.keys(write.patch).sort()}`;
 }
 
-class JournalWrites {
-  readonly #db: Kysely<Database>;
-  #queue: Queued[] = [];
-  #running = false;
-
-  constructor(db: Kysely<Database>) {
-    this.#db = db;
-  }
-
-  enqueue(write: Write): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ write, group: groupOf(write), resolve, reject });
-      if (!this.#running) void this.#drain();
-    });
-  }
-
-  async #drain(): Promise<void> {
-    this.#running = true;
-    try {
-      while (this.#queue.length > 0) {
-        const batch = this.#take();
-        try {
-          await this.#write(batch.map((q) => q.write));
-          for (const q of batch) q.resolve();
-        } catch (err) {
-          for (const q of batch) q.reject(err);
-        }
-      }
-    } finally {
-      this.#running = false;
+/**
+ * The queued writes of the first one's group (its kind, and a patch's columns), in arrival order,
+ * at most one per action and none behind an earlier write of the same action that stays queued.
+ */
+function takeGroup(queue: readonly Write[]): number[] {
+  const group = groupOf(queue[0] as Write);
+  const taken: number[] = [];
+  const takenIds = new Set<number>();
+  const heldIds = new Set<number>();
+  for (const [i, w] of queue.entries()) {
+    const fits =
+      taken.length < MAX_BATCH && groupOf(w) === group && !takenIds.has(w.id) && !heldIds.has(w.id);
+    if (fits) {
+      taken.push(i);
+      takenIds.add(w.id);
+    } else {
+      heldIds.add(w.id);
     }
   }
-
-  /**
-   * The writes of the first queued write's group, in arrival order, at most one per action and
-   * none behind an earlier write of the same action that stays queued.
-   */
-  #take(): Queued[] {
-    const group = (this.#queue[0] as Queued).group;
-    const taken: Queued[] = [];
-    const takenIds = new Set<number>();
-    const heldIds = new Set<number>();
-    const rest: Queued[] = [];
-    for (const q of this.#queue) {
-      const id = q.write.id;
-      const fits =
-        taken.length < MAX_BATCH && q.group === group && !takenIds.has(id) && !heldIds.has(id);
-      if (fits) {
-        taken.push(q);
-        takenIds.add(id);
-      } else {
-        rest.push(q);
-        heldIds.add(id);
-      }
-    }
-    this.#queue = rest;
-    return taken;
-  }
-
-  async #write(writes: readonly Write[]): Promise<void> {
-    const first = writes[0] as Write;
-    if (writes.length === 1) return writeOne(this.#db, first);
-    const ids = writes.map((w) => w.id);
-    if (first.kind === "in_flight") {
-      await inFlightSet(this.#db, ids);
-      return;
-    }
-    const columns = Object.keys(first.patch).sort() as PatchColumn[];
-    const rows = writes.map((w) => ({ id: w.id, ...(w as { patch: ActionUpdate }).patch }));
-    await patchRows(columns, rows).execute(this.#db);
-  }
+  return taken;
 }
 
-const byDb = new WeakMap<object, JournalWrites>();
+async function writeGroup(db: Kysely<Database>, writes: readonly Write[]): Promise<undefined[]> {
+  const first = writes[0] as Write;
+  const done = writes.map(() => undefined);
+  if (writes.length === 1) {
+    await writeOne(db, first);
+  } else if (first.kind === "in_flight") {
+    await inFlightSet(
+      db,
+      writes.map((w) => w.id),
+    );
+  } else {
+    const columns = Object.keys(first.patch).sort() as PatchColumn[];
+    const rows = writes.map((w) => ({ id: w.id, ...(w as { patch: ActionUpdate }).patch }));
+    await patchRows(columns, rows).execute(db);
+  }
+  return done;
+}
 
-function writesOf(db: Kysely<Database>): JournalWrites {
+const byDb = new WeakMap<object, GroupCommit<Write, undefined>>();
+
+function writesOf(db: Kysely<Database>): GroupCommit<Write, undefined> {
   let w = byDb.get(db);
   if (!w) {
-    w = new JournalWrites(db);
+    w = new GroupCommit({ take: takeGroup, run: (writes) => writeGroup(db, writes) });
     byDb.set(db, w);
   }
   return w;
@@ -161,12 +122,16 @@ async function inFlightSet(db: Kysely<Database>, ids: readonly number[]): Promis
     .execute();
 }
 
-function patchRows(columns: readonly PatchColumn[], rows: readonly object[]): RawBuilder<unknown> {
+function patchRows(
+  columns: readonly PatchColumn[],
+  rows: readonly Record<string, unknown>[],
+): RawBuilder<unknown> {
   const set = columns.map((c) => sql`${sql.ref(c)} = v.${sql.ref(c)}`);
-  const types = columns.map((c) => sql`${sql.ref(c)} ${sql.raw(PATCH_COLUMNS[c])}`);
+  const types: Record<string, UnnestType> = { id: "int8" };
+  for (const c of columns) types[c] = PATCH_COLUMNS[c];
   return sql`update ${sql.table(T)} as a
     set ${sql.join([...set, sql`updated_at = ${serverNow()}`])}
-    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as v(id bigint, ${sql.join(types)})
+    from ${unnestFrom("v", types, rows)}
     where a.id = v.id`;
 }
 
@@ -183,5 +148,5 @@ async function writeOne(db: Kysely<Database>, write: Write): Promise<void> {
 export function journalWrite(db: Kysely<Database>, write: Write): Promise<void> {
   const w: Write = write.kind === "patch" ? { ...write, patch: defined(write.patch) } : write;
   if (db.isTransaction || (w.kind === "patch" && !batchable(w.patch))) return writeOne(db, w);
-  return writesOf(db).enqueue(w);
+  return writesOf(db).submit(w);
 }

@@ -24,12 +24,39 @@ export function unnestInsert<R extends object>(
   rows: readonly R[],
 ): RawBuilder<unknown> {
   const names = Object.keys(columns) as (keyof R & string)[];
-  const arrays = names.map((name) => {
-    const values = rows.map((row) => row[name] ?? null);
-    return sql`${values}::${sql.raw(columns[name] as UnnestType)}[]`;
-  });
   return sql`insert into ${sql.table(table)} (${sql.join(names.map((n) => sql.ref(n)))})
-             select * from unnest(${sql.join(arrays)})`;
+             select * from unnest(${columnArrays(columns, rows)})`;
+}
+
+/**
+ * `unnest(<one array per column>) as <alias>(<columns>)`: many rows' values as a relation, for an
+ * update that joins them (`update … from <this> where t.id = v.id`). Same arrays, same rules.
+ *
+ * @example
+ *   sql`update t set status = v.status from ${unnestFrom("v", { id: "int8", status: "text" }, rows)}
+ *       where t.id = v.id`
+ */
+export function unnestFrom<R extends object>(
+  alias: string,
+  columns: { readonly [K in keyof R & string]?: UnnestType },
+  rows: readonly R[],
+): RawBuilder<unknown> {
+  const names = Object.keys(columns).map((n) => sql.ref(n));
+  return sql`unnest(${columnArrays(columns, rows)}) as ${sql.ref(alias)}(${sql.join(names)})`;
+}
+
+/** One array parameter a column, cast to its element type. */
+function columnArrays<R extends object>(
+  columns: { readonly [K in keyof R & string]?: UnnestType },
+  rows: readonly R[],
+): RawBuilder<unknown> {
+  const names = Object.keys(columns) as (keyof R & string)[];
+  return sql.join(
+    names.map((name) => {
+      const values = rows.map((row) => row[name] ?? null);
+      return sql`${values}::${sql.raw(columns[name] as UnnestType)}[]`;
+    }),
+  );
 }
 
 /**

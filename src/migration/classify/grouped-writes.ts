@@ -5,6 +5,7 @@
  * for writers, its pending actions, committed together.
  */
 import type { Kysely } from "kysely";
+import { GroupCommit } from "../../db/group-commit.ts";
 import { snapshotWrites } from "../../db/journal/snapshot-queries.ts";
 import { type PendingActionOf, storeClassified } from "../../db/journal/store-classified.ts";
 import type {
@@ -38,11 +39,10 @@ export function writeClassified(db: Kysely<Database>): ClassifiedWriter {
 const GROUP_FINDINGS = 2000;
 
 /**
- * Batches that arrive while a statement runs wait for it, then go together in the next one. A
- * batch that finds nothing running is sent at once, so grouping adds no wait; it only takes the
- * place of a queue the database would hold anyway. On PGlite a page's statement costs about
- * 8 ms, of which about 1.5 ms is its own (parse, plan, commit): five pages in one statement took
- * 6.5 ms a page instead of 8.3 ms, on this project's 1M plan's pages.
+ * Batches that arrive while a statement runs go together in the next one (`GroupCommit`). On
+ * PGlite a page's statement costs about 8 ms, of which about 1.5 ms is its own (parse, plan,
+ * commit): five pages in one statement took 6.5 ms a page instead of 8.3 ms, on this project's 1M
+ * plan's pages.
  *
  * A group commits or fails whole: every batch in it resolves or rejects with the statement. Its
  * count of journaled actions (one number for the statement) resolves the group's first batch, and
@@ -58,58 +58,43 @@ const GROUP_FINDINGS = 2000;
  *   await Promise.all(pages.map((p) => writes.write(p))); // fewer statements than pages
  */
 export class GroupedWrites {
-  readonly #write: ClassifiedWriter;
-  readonly #queue: {
-    batch: ClassifiedBatch;
-    resolve: (n: number) => void;
-    reject: (err: unknown) => void;
-  }[] = [];
-  #running = false;
-  /** Statements sent, and batches they held (for the debug log). */
-  statements = 0;
-  batches = 0;
+  readonly #commit: GroupCommit<ClassifiedBatch, number>;
 
   constructor(db: Kysely<Database>) {
-    this.#write = writeClassified(db);
-  }
-
-  readonly write: ClassifiedWriter = (batch) =>
-    new Promise<number>((resolve, reject) => {
-      this.#queue.push({ batch, resolve, reject });
-      if (!this.#running) void this.#drain();
+    const write = writeClassified(db);
+    this.#commit = new GroupCommit({
+      take: headWithin,
+      run: async (batches) => {
+        const n = await write(merge(batches));
+        return batches.map((_, i) => (i === 0 ? n : 0));
+      },
     });
-
-  async #drain(): Promise<void> {
-    this.#running = true;
-    try {
-      while (this.#queue.length > 0) {
-        const group = this.#take();
-        this.statements += 1;
-        this.batches += group.length;
-        try {
-          const n = await this.#write(merge(group.map((m) => m.batch)));
-          for (const [i, m] of group.entries()) m.resolve(i === 0 ? n : 0);
-        } catch (err) {
-          for (const m of group) m.reject(err);
-        }
-      }
-    } finally {
-      this.#running = false;
-    }
   }
 
-  /** The queue's head, and what follows it up to {@link GROUP_FINDINGS} findings. */
-  #take() {
-    let findings = this.#queue[0]?.batch.findings.length ?? 0;
-    let n = 1;
-    while (n < this.#queue.length) {
-      const next = this.#queue[n]?.batch.findings.length ?? 0;
-      if (findings + next > GROUP_FINDINGS) break;
-      findings += next;
-      n += 1;
-    }
-    return this.#queue.splice(0, n);
+  readonly write: ClassifiedWriter = (batch) => this.#commit.submit(batch);
+
+  /** Statements sent (for the debug log). */
+  get statements(): number {
+    return this.#commit.statements;
   }
+
+  /** Batches those statements held. */
+  get batches(): number {
+    return this.#commit.writes;
+  }
+}
+
+/** How many of the queue's first batches go together: up to {@link GROUP_FINDINGS} findings. */
+function headWithin(queue: readonly ClassifiedBatch[]): number {
+  let findings = queue[0]?.findings.length ?? 0;
+  let n = 1;
+  while (n < queue.length) {
+    const next = queue[n]?.findings.length ?? 0;
+    if (findings + next > GROUP_FINDINGS) break;
+    findings += next;
+    n += 1;
+  }
+  return n;
 }
 
 /** One batch of several; an identity's snapshot row is its last. */
