@@ -3,7 +3,7 @@
  * index does not hold, once its source is past the index's bound. A page's claim is one statement
  * that also says what `source_rows` holds of each id (`claimListed`); once the listing is complete,
  * the source pass's candidates no page claimed are read in keyset pages
- * (`unclaimedCandidatesPage`); and a run's claims are deleted once its findings are stored
+ * (`candidatesWindow`); and a run's claims are deleted once its findings are stored
  * (`forgetClaims`).
  */
 import { type Kysely, sql } from "kysely";
@@ -76,30 +76,56 @@ export interface UnclaimedCandidate {
   readonly admin_disabled: boolean;
 }
 
+/** One window of the source pass's candidates: those no batch claimed, and where the next starts. */
+export interface CandidatesWindow {
+  readonly unclaimed: readonly UnclaimedCandidate[];
+  /** The window's last candidate id, claimed or not (the next window's `afterId`); null: none. */
+  readonly last: string | null;
+  /** It held `limit` candidates: another may follow. */
+  readonly full: boolean;
+}
+
 /**
- * One keyset page, after `afterId`, of the source pass's valid candidates (`seq > 0`: rows looked
- * up by id belong to identities observed then) that no batch claimed. The caller skips those its
- * source index holds: the index knows which of them were listed.
+ * The next `limit` of the source pass's valid candidates after `afterId` (`seq > 0`: rows looked
+ * up by id belong to identities observed then), in id order, and which of them no batch claimed.
+ * The caller skips those its source index holds: the index knows which of them were listed.
+ *
+ * Linear by construction: a window reads `limit` candidates from the index on (run, id), and each
+ * one's claim by its key (a subquery a row, not a join). As an anti-join under a limit, PGlite
+ * (no statistics) merged against every claim of the run from the first, a page at a time: a plan
+ * of 10,000,000 identities spent over 20 minutes there. A window with every candidate claimed
+ * returns none, and `last` to go on from.
  *
  * @example
- *   const page = await unclaimedCandidatesPage(db, runId, null, 5000);
+ *   let after = null;
+ *   for (let w; (w = await candidatesWindow(db, runId, after, 5000)).last; after = w.last) use(w.unclaimed);
  */
-export async function unclaimedCandidatesPage(
+export async function candidatesWindow(
   db: Kysely<Database>,
   runId: string,
   afterId: string | null,
   limit: number,
-): Promise<UnclaimedCandidate[]> {
+): Promise<CandidatesWindow> {
   const after = afterId === null ? sql`` : sql`and s.identity_id > ${afterId}`;
-  const r = await sql<UnclaimedCandidate>`
-    select s.identity_id, s.user_disabled, s.admin_disabled
-    from ${sql.table(TOOL_TABLES.sourceRows)} s
-    where s.run_id = ${runId} and s.seq > 0 and s.valid and s.identity_id is not null
-      and (s.user_disabled or s.admin_disabled) ${after}
-      and not exists (select 1 from ${sql.table(TOOL_TABLES.listedClaims)} c
-                      where c.run_id = s.run_id and c.identity_id = s.identity_id)
-    order by s.identity_id limit ${limit}`.execute(db);
-  return r.rows;
+  const r = await sql<UnclaimedCandidate & { claimed: boolean }>`
+    with w as (
+      select s.identity_id, s.user_disabled, s.admin_disabled
+      from ${sql.table(TOOL_TABLES.sourceRows)} s
+      where s.run_id = ${runId} and s.seq > 0 and s.valid and s.identity_id is not null
+        and (s.user_disabled or s.admin_disabled) ${after}
+      order by s.identity_id limit ${limit})
+    select w.identity_id, w.user_disabled, w.admin_disabled,
+      exists (select 1 from ${sql.table(TOOL_TABLES.listedClaims)} c
+              where c.run_id = ${runId} and c.identity_id = w.identity_id) as claimed
+    from w order by w.identity_id`.execute(db);
+  const unclaimed = r.rows
+    .filter((row) => !row.claimed)
+    .map(({ identity_id, user_disabled, admin_disabled }) => ({
+      identity_id,
+      user_disabled,
+      admin_disabled,
+    }));
+  return { unclaimed, last: r.rows.at(-1)?.identity_id ?? null, full: r.rows.length === limit };
 }
 
 /**

@@ -1,11 +1,11 @@
 /**
  * Once the listing is complete, the candidates no page listed: the source index's own (it knows
  * which of the ids it holds were listed), then, past its bound, the source pass's candidates no
- * batch claimed in the database (`unclaimedCandidatesPage`), in keyset pages. Each
+ * batch claimed in the database (`candidatesWindow`), in keyset windows. Each
  * batch is read by id (a filtered listing) or found absent (a bulk listing), and classified.
  */
 import type { Kysely } from "kysely";
-import { unclaimedCandidatesPage } from "../../db/journal/claim-queries.ts";
+import { candidatesWindow } from "../../db/journal/claim-queries.ts";
 import type { Database } from "../../db/schema.ts";
 import type { IdentityReader, ReadIdentity } from "../read/listed-identity.ts";
 import type { SourceIndex } from "../read/source-index.ts";
@@ -68,14 +68,13 @@ async function* unlistedBatches(
   }
   if (!ctx.pastBound) return;
   let after: string | null = null;
+  let ids: string[] = [];
+  let sources = new SourceView(ctx.index);
   for (;;) {
-    const page = await unclaimedCandidatesPage(ctx.db, ctx.runId, after, size);
-    if (page.length === 0) return;
-    after = page[page.length - 1]?.identity_id ?? null;
-    const sources = new SourceView(ctx.index);
-    const ids: string[] = [];
+    const w = await candidatesWindow(ctx.db, ctx.runId, after, size);
+    after = w.last;
     // The index's own candidates came above, listed or not.
-    for (const c of page) {
+    for (const c of w.unclaimed) {
       if (ctx.index.get(c.identity_id) !== undefined) continue;
       ids.push(c.identity_id);
       sources.note(c.identity_id, {
@@ -84,6 +83,13 @@ async function* unlistedBatches(
         adminDisabled: c.admin_disabled,
       });
     }
-    if (ids.length > 0) yield { ids, sources };
+    // Windows whose candidates were mostly claimed add up to one batch of `size` reads.
+    while (ids.length >= size || (!w.full && ids.length > 0)) {
+      // A view may say more than its batch asks: the rest of its ids go in the next batch.
+      yield { ids: ids.slice(0, size), sources };
+      ids = ids.slice(size);
+      if (ids.length === 0) sources = new SourceView(ctx.index);
+    }
+    if (!w.full) return;
   }
 }
