@@ -231,8 +231,8 @@ async function finish(
   // stopped before it still writes its report, which names the resume.
   const signal = reportStageSignal(deps.signal);
   await deps.readStage?.publishNow(); // PGlite: status names the stage before any report is written
-  const { figures, tally, changes, coverage } = await finalTally(deps, options, run);
-  const verdict = await runVerdict(deps, options, run.id, tally, figures, coverage);
+  const { figures, tally, changes, coverage, ledger } = await finalTally(deps, options, run);
+  const verdict = await runVerdict(deps, options, run.id, tally, figures, coverage, ledger);
   const { exitCode, status, error, gap } = verdict;
   await saveRequestSeries(db, run.id, deps.client.metrics().series);
   // A plan's journal statistics (for the next runs) are taken beside its report, not before it.

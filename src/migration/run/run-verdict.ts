@@ -3,6 +3,7 @@
  * that read none of its candidates fails (exit 1, naming the cause), else the exit-code policy.
  */
 import { commonReadFailure } from "../../db/journal/finding-queries.ts";
+import type { LedgerCounts } from "../../db/journal/ledger-queries.ts";
 import { ExitCode } from "../../errors.ts";
 import type { RunSummary } from "../../reports/summary.ts";
 import { closingStatus, exitCodeFor, type RunTally, readOutage } from "./exit-code.ts";
@@ -24,7 +25,7 @@ export interface RunVerdict {
  * The exit code, status and error of a finished run; logs the error.
  *
  * @example
- *   const { exitCode, status, error } = await runVerdict(deps, options, runId, tally, figures, coverage);
+ *   const { exitCode, status, error } = await runVerdict(deps, options, runId, tally, figures, coverage, ledger);
  */
 export async function runVerdict(
   deps: PipelineDeps,
@@ -33,13 +34,12 @@ export async function runVerdict(
   tally: RunTally,
   figures: RunFigures,
   coverage: RunSummary["coverage"],
+  ledger: Promise<LedgerCounts>,
 ): Promise<RunVerdict> {
   const db = deps.handle.db;
   // The books are checked before the exit code is chosen: exit 0 promises they balance.
   const prune = { prune: options.run.prune, pruneOrphans: options.run.pruneOrphans };
-  const gap = tally.interrupted
-    ? null
-    : await runLedgerGap(db, runId, options.mode, prune, figures);
+  const gap = tally.interrupted ? null : await runLedgerGap(ledger, options.mode, prune, figures);
   if (gap) {
     deps.logger.error(gap.message);
     return { exitCode: ExitCode.unbalanced, status: "failed", error: gap.message, gap };

@@ -7,6 +7,7 @@
 import type { Kysely } from "kysely";
 import { countCoverage } from "../../db/journal/coverage-queries.ts";
 import { countCarried } from "../../db/journal/incremental-queries.ts";
+import type { LedgerCounts } from "../../db/journal/ledger-queries.ts";
 import { getRun } from "../../db/journal/run-queries.ts";
 import { analyzeRunTables } from "../../db/journal/snapshot-queries.ts";
 import { findingDelta } from "../../db/report-queries/finding-delta-queries.ts";
@@ -40,6 +41,7 @@ import { coverageOf, type SinceLastCoverage } from "./coverage.ts";
 import { CLIENT_WORK_KINDS, type RunTally } from "./exit-code.ts";
 import type { PipelineDeps, PipelineOptions } from "./pipeline-context.ts";
 import { platformKey } from "./run-binding.ts";
+import { startLedgerCount } from "./run-ledger.ts";
 import { findingResolution, type RunFigures, readRunFigures, tallyOf } from "./run-summary.ts";
 
 const PAGE = 1000;
@@ -238,7 +240,7 @@ export async function worldChanges(
  * are first recorded as `identity_not_found` (one finding per fact, whatever the strategy).
  *
  * @example
- *   const { figures, tally, changes, coverage } = await finalTally(deps, options, run);
+ *   const { figures, tally, changes, coverage, ledger } = await finalTally(deps, options, run);
  */
 export async function finalTally(
   deps: PipelineDeps,
@@ -256,10 +258,13 @@ export async function finalTally(
   tally: RunTally;
   changes: RunSummary["changes"];
   coverage: RunSummary["coverage"];
+  ledger: Promise<LedgerCounts>;
 }> {
   const db = deps.handle.db;
   const runId = run.id;
   if (options.mode !== "plan") await notFoundCreatesToFindings(db, runId);
+  // The run's tables are final from here: its books are counted beside what follows.
+  const ledger = startLedgerCount(db, runId);
   // Coverage reads the source rows, the snapshot and read_failed findings, which nothing below
   // changes: on PostgreSQL it runs on its own connection beside the figures and the delta (a
   // second on a 1,000,000-identity plan's path from the last page to the exit).
@@ -284,5 +289,5 @@ export async function finalTally(
   const sinceLast =
     since?.mode === "incremental" ? { ...since, carried: await countCarried(db, runId) } : since;
   const coverage = coverageOf(await counted, run.strategy ?? null, sinceLast);
-  return { figures, tally, changes, coverage };
+  return { figures, tally, changes, coverage, ledger };
 }
