@@ -6,6 +6,7 @@
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../schema.ts";
 import { T } from "../table-refs.ts";
+import { withKeyLookups } from "./key-lookups.ts";
 
 /** One chunk: lower-case UUIDs packed 16 bytes each, and any other id. */
 export interface BareChunk {
@@ -91,6 +92,8 @@ export async function markCarriedBare(
   ids: readonly string[],
 ): Promise<void> {
   if (ids.length === 0) return;
-  await sql`update ${T.si} set observed_via = 'carried', observed_run_id = ${completeId}
-    where run_id = ${runId} and identity_id = any(${[...ids]}::text[])`.execute(db);
+  await withKeyLookups(db, (trx) =>
+    sql`update ${T.si} set observed_via = 'carried', observed_run_id = ${completeId}
+      where run_id = ${runId} and identity_id = any(${[...ids]}::text[])`.execute(trx),
+  );
 }

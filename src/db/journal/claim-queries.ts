@@ -8,6 +8,7 @@
  */
 import { type Kysely, sql } from "kysely";
 import { type Database, TOOL_TABLES } from "../schema.ts";
+import { withKeyLookups } from "./key-lookups.ts";
 
 /** What a claim says of one id: whether this batch claimed it, and the id's source rows. */
 export interface ClaimAnswer {
@@ -40,7 +41,8 @@ export async function claimListed(
 ): Promise<ClaimAnswer[]> {
   if (ids.length === 0) return [];
   const claims = sql.table(TOOL_TABLES.listedClaims);
-  const r = await sql<ClaimAnswer>`
+  // Each id by its key, in the source rows and the claims: a page costs its ids, not the run.
+  const statement = sql<ClaimAnswer>`
     with u as (select * from unnest(${[...ids]}::text[], ${[...stored]}::bool[]) as u(identity_id, stored)),
     s as (
       select sr.identity_id, count(*)::int as rows, bool_and(sr.valid) as valid,
@@ -63,9 +65,8 @@ export async function claimListed(
     left join s on s.identity_id = w.identity_id
     left join c on c.identity_id = w.identity_id
     -- Read as the statement began (not its own inserts): what this batch claimed before.
-    left join ${claims} m on m.run_id = ${runId} and m.identity_id = w.identity_id and m.batch = ${batch}`.execute(
-    db,
-  );
+    left join ${claims} m on m.run_id = ${runId} and m.identity_id = w.identity_id and m.batch = ${batch}`;
+  const r = await withKeyLookups(db, (trx) => statement.execute(trx));
   return r.rows;
 }
 

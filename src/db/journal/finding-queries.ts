@@ -1,5 +1,6 @@
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import { type Database, TOOL_TABLES } from "../schema.ts";
+import { withKeyLookups } from "./key-lookups.ts";
 import { platformFlaggedPage } from "./three-way-queries.ts";
 
 export interface IdentityStateRow {
@@ -121,9 +122,10 @@ export type StoredObservation = Pick<
 
 /**
  * What the run's snapshot holds of some identities (those it holds), skipping any already
- * classified in this run. Both lookups go by `= any` on the `(run_id, identity_id)` keys, an index
- * descent per id whatever the run's size: a join here let PostgreSQL hash the run's whole
- * findings or source rows for every range.
+ * classified in this run. Both lookups go by `= any` on the `(run_id, identity_id)` keys with
+ * sequential scans off (`withKeyLookups`), an index descent per id whatever the run's size: a join
+ * here let PostgreSQL hash the run's whole findings or source rows for every range, and PGlite,
+ * without statistics, scanned the run's snapshot for every range.
  *
  * @example
  *   const rows = await unclassifiedObservations(db, runId, ids);
@@ -135,15 +137,17 @@ export async function unclassifiedObservations(
 ): Promise<StoredObservation[]> {
   if (identityIds.length === 0) return [];
   const ids = [...identityIds];
-  const done = await sql<{ identity_id: string }>`
-    select distinct f.identity_id from ${sql.table(TOOL_TABLES.findings)} f
-    where f.run_id = ${runId} and f.identity_id = any(${ids}::text[]) and ${CLASSIFIED}`.execute(
-    db,
+  const done = await withKeyLookups(db, (trx) =>
+    sql<{ identity_id: string }>`
+      select distinct f.identity_id from ${sql.table(TOOL_TABLES.findings)} f
+      where f.run_id = ${runId} and f.identity_id = any(${ids}::text[]) and ${CLASSIFIED}`.execute(
+      trx,
+    ),
   );
   const skip = new Set(done.rows.map((r) => r.identity_id));
   const wanted = skip.size === 0 ? ids : ids.filter((id) => !skip.has(id));
   if (wanted.length === 0) return [];
-  const r = await sql<StoredObservation>`
+  const statement = sql<StoredObservation>`
     select si.identity_id, si.status, si.error, si.platform_user_disabled, si.platform_admin_disabled,
       coalesce((
         select json_agg(json_build_object('control_id', c.control_id, 'type', c.type, 'set_by', c.set_by,
@@ -154,7 +158,8 @@ export async function unclassifiedObservations(
       ), '[]'::json) as controls
     from ${sql.table(TOOL_TABLES.snapshotIdentities)} si
     where si.run_id = ${runId} and si.identity_id = any(${wanted}::text[])
-    order by si.identity_id`.execute(db);
+    order by si.identity_id`;
+  const r = await withKeyLookups(db, (trx) => statement.execute(trx));
   return r.rows.map((row) => ({
     ...row,
     controls: typeof row.controls === "string" ? JSON.parse(row.controls) : row.controls,

@@ -6,6 +6,7 @@
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../schema.ts";
 import { T } from "../table-refs.ts";
+import { withKeyLookups } from "./key-lookups.ts";
 
 /** A run `--since-last` builds on. */
 export interface BasisRun {
@@ -252,8 +253,10 @@ export async function markReadById(
   ids: readonly string[],
 ): Promise<void> {
   if (ids.length === 0) return;
-  await sql`update ${T.si} set observed_via = 'by_id'
-    where run_id = ${runId} and identity_id = any(${[...ids]}::text[])`.execute(db);
+  await withKeyLookups(db, (trx) =>
+    sql`update ${T.si} set observed_via = 'by_id'
+      where run_id = ${runId} and identity_id = any(${[...ids]}::text[])`.execute(trx),
+  );
 }
 
 /** How many identities run `runId` carried, and from how many runs. */
@@ -270,8 +273,10 @@ export async function candidatesAmong(
   ids: readonly string[],
 ): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const r = await sql<{ identity_id: string }>`select distinct identity_id from ${T.src}
-    where run_id = ${runId} and valid and (user_disabled or admin_disabled)
-      and identity_id = any(${[...ids]}::text[])`.execute(db);
+  const r = await withKeyLookups(db, (trx) =>
+    sql<{ identity_id: string }>`select distinct identity_id from ${T.src}
+      where run_id = ${runId} and valid and (user_disabled or admin_disabled)
+        and identity_id = any(${[...ids]}::text[])`.execute(trx),
+  );
   return new Set(r.rows.map((x) => x.identity_id));
 }
