@@ -23,6 +23,25 @@ const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")
 /** The run's tables that grow with it. */
 const RUN_TABLES = /Seq Scan on (source_rows|listed_claims|snapshot_identities|findings)\b/;
 
+/** Rows a plan's nodes read of `table`: each node on it, its rows and those its filter removed, times its loops. */
+function rowsRead(plan: readonly string[], table: string): number {
+  let read = 0;
+  for (const [i, line] of plan.entries()) {
+    if (!line.includes(` on ${table} `)) continue;
+    const m = /rows=(\d+) loops=(\d+)/.exec(line);
+    assert.ok(m, `rows and loops in: ${line}`);
+    const loops = Number(m[2]);
+    let rows = Number(m[1]);
+    for (const next of plan.slice(i + 1)) {
+      if (next.includes("->")) break;
+      const removed = /Rows Removed by Filter: (\d+)/.exec(next);
+      if (removed) rows += Number(removed[1]);
+    }
+    read += rows * loops;
+  }
+  return read;
+}
+
 for (const backend of backends) {
   describe(`lookups of a batch of ids by key on ${backend.name}`, () => {
     let h: TestDatabase;
@@ -91,6 +110,21 @@ for (const backend of backends) {
       return (await planOf(h.db, node)).filter((l) => RUN_TABLES.test(l));
     }
 
+    /** What `read` answers in a transaction under the setting, rolled back after (an explain analyze writes). */
+    async function rolledBack<T>(read: (trx: typeof h.db) => Promise<T>): Promise<T> {
+      let out: T | undefined;
+      await h.db
+        .transaction()
+        .execute(async (trx) => {
+          out = await withKeyLookups(trx, read);
+          throw new Error("rolled back");
+        })
+        .catch((err: unknown) => {
+          if (!(err instanceof Error && err.message === "rolled back")) throw err;
+        });
+      return out as T;
+    }
+
     it("claims a page's ids by their keys, with no scan of the run's source rows or claims, and answers each id's rows", async () => {
       const stored = asked.map(() => false);
       const unset = await plannedStatement(
@@ -108,6 +142,59 @@ for (const backend of backends) {
       const claimedNow = answers.filter((a) => a.claimed).length;
       // Batch 1 claimed the first ten (above); batch 2 claims the rest, not those ten.
       assert.equal(claimedNow, asked.length - 10);
+    });
+
+    it("reads, for a page's claims, no claim or source row of the run beyond the page's own ids, though the run holds 20,000 of each", async () => {
+      const other = newRunId();
+      await insertRun(h.db, {
+        id: other,
+        mode: "plan",
+        parentRunId: null,
+        options: {},
+        toolVersion: "t",
+      });
+      await sql`analyze ${sql.table(TOOL_TABLES.listedClaims)}`.execute(h.db);
+      await sql`insert into ${sql.table(TOOL_TABLES.sourceRows)}
+          (run_id, seq, identity_id, valid, user_disabled, admin_disabled)
+        select ${other}, seq, identity_id, valid, user_disabled, admin_disabled
+        from ${sql.table(TOOL_TABLES.sourceRows)} where run_id = ${runId}`.execute(h.db);
+      const all = Array.from({ length: N }, (_, i) => id(i));
+      await claimListed(
+        h.db,
+        other,
+        1,
+        all.slice(0, N / 2),
+        all.slice(0, N / 2).map(() => true),
+      );
+      await claimListed(
+        h.db,
+        other,
+        2,
+        all.slice(N / 2),
+        all.slice(N / 2).map(() => true),
+      );
+      const watch = new WatchStatements();
+      const page = asked.slice(0, 500);
+      const answers = await claimListed(
+        h.db.withPlugin(watch),
+        other,
+        3,
+        page,
+        page.map(() => true),
+      );
+      assert.equal(answers.length, page.length);
+      assert.equal(answers.filter((a) => a.claimed).length, 0, "claimed by batches 1 and 2 before");
+      const plan = await rolledBack((trx) =>
+        planOf(trx, watch.last(/^with u as/), "analyze, costs off, timing off"),
+      );
+      assert.ok(plan.length > 3, `a plan was read:\n${plan.join("\n")}`);
+      for (const table of ["listed_claims", "source_rows"]) {
+        const read = rowsRead(plan, table);
+        assert.ok(
+          read <= 2 * page.length,
+          `${table} read: ${read}, for a page of ${page.length}:\n${plan.join("\n")}`,
+        );
+      }
     });
 
     it("reads what the snapshot holds of a range with no scan of the run's snapshot or findings", async () => {

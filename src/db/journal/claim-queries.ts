@@ -45,11 +45,15 @@ export async function claimListed(
   const statement = sql<ClaimAnswer>`
     with u as (select * from unnest(${[...ids]}::text[], ${[...stored]}::bool[]) as u(identity_id, stored)),
     s as (
-      select sr.identity_id, count(*)::int as rows, bool_and(sr.valid) as valid,
-        bool_and(sr.user_disabled) as user_disabled, bool_and(sr.admin_disabled) as admin_disabled
-      from ${sql.table(TOOL_TABLES.sourceRows)} sr
-      where sr.run_id = ${runId} and sr.identity_id = any(${[...ids]}::text[])
-      group by sr.identity_id),
+      -- Each id's rows by its key, an aggregate a row: a join or "= any" here let the planner,
+      -- with statistics from before the run's writes, read every source row of the run.
+      select u.identity_id, x.rows, x.valid, x.user_disabled, x.admin_disabled
+      from u cross join lateral (
+        select count(*)::int as rows, bool_and(sr.valid) as valid,
+          bool_and(sr.user_disabled) as user_disabled, bool_and(sr.admin_disabled) as admin_disabled
+        from ${sql.table(TOOL_TABLES.sourceRows)} sr
+        where sr.run_id = ${runId} and sr.identity_id = u.identity_id) x
+      where x.rows > 0),
     wanted as (
       select u.identity_id from u left join s on s.identity_id = u.identity_id
       where u.stored or s.identity_id is not null),
@@ -59,13 +63,17 @@ export async function claimListed(
       on conflict (run_id, identity_id) do nothing
       returning identity_id)
     select w.identity_id,
-      (c.identity_id is not null or m.identity_id is not null) as claimed,
+      (c.identity_id is not null
+        -- Read as the statement began (not its own inserts): what this batch claimed before. A
+        -- count by key for each id: as a join, or an exists (which PostgreSQL may hash), the
+        -- planner read every claim of the run.
+        or (select count(*) from ${claims} m
+            where m.run_id = ${runId} and m.identity_id = w.identity_id and m.batch = ${batch}) > 0)
+        as claimed,
       coalesce(s.rows, 0) as rows, s.valid, s.user_disabled, s.admin_disabled
     from wanted w
     left join s on s.identity_id = w.identity_id
-    left join c on c.identity_id = w.identity_id
-    -- Read as the statement began (not its own inserts): what this batch claimed before.
-    left join ${claims} m on m.run_id = ${runId} and m.identity_id = w.identity_id and m.batch = ${batch}`;
+    left join c on c.identity_id = w.identity_id`;
   const r = await withKeyLookups(db, (trx) => statement.execute(trx));
   return r.rows;
 }
