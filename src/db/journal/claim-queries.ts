@@ -9,6 +9,7 @@
 import { type Kysely, sql } from "kysely";
 import { type Database, TOOL_TABLES } from "../schema.ts";
 import { withKeyLookups } from "./key-lookups.ts";
+import { arrayParam } from "./unnest-insert.ts";
 
 /** What a claim says of one id: whether this batch claimed it, and the id's source rows. */
 export interface ClaimAnswer {
@@ -43,7 +44,7 @@ export async function claimListed(
   const claims = sql.table(TOOL_TABLES.listedClaims);
   // Each id by its key, in the source rows and the claims: a page costs its ids, not the run.
   const statement = sql<ClaimAnswer>`
-    with u as (select * from unnest(${[...ids]}::text[], ${[...stored]}::bool[]) as u(identity_id, stored)),
+    with u as (select * from unnest(${arrayParam(ids, "text")}, ${arrayParam(stored, "bool")}) as u(identity_id, stored)),
     s as (
       -- Each id's rows by its key, an aggregate a row: a join or "= any" here let the planner,
       -- with statistics from before the run's writes, read every source row of the run.

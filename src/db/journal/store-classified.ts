@@ -6,7 +6,7 @@
  */
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import { type Database, type NewFinding, TOOL_TABLES } from "../schema.ts";
-import { chainWrites, type UnnestType } from "./unnest-insert.ts";
+import { arrayParam, chainWrites, type UnnestType } from "./unnest-insert.ts";
 
 /** A pending action to journal with the finding it comes from (see `storeClassified`). */
 export interface PendingActionOf {
@@ -47,12 +47,12 @@ export async function storeClassified(
   const runId = findings[0]?.run_id as string;
   const sentinel = findings[0]?.identity_id ?? null;
   const names = Object.keys(FINDING_COLUMNS) as (keyof typeof FINDING_COLUMNS)[];
-  const arrays = names.map((name) => {
-    const values = findings.map((f) =>
-      name === "prunable" ? (f.prunable ?? false) : (f[name] ?? null),
-    );
-    return sql`${values}::${sql.raw(FINDING_COLUMNS[name])}[]`;
-  });
+  const arrays = names.map((name) =>
+    arrayParam(
+      findings.map((f) => (name === "prunable" ? (f.prunable ?? false) : f[name])),
+      FINDING_COLUMNS[name],
+    ),
+  );
   const columns = sql.join(names.map((n) => sql.ref(n)));
   // The inserted findings come back only for the actions to point at: a plan's page, which
   // journals none, is not sent 100-odd rows it would throw away (about 1 ms a page on PGlite).
@@ -78,9 +78,9 @@ export async function storeClassified(
     insert into ${sql.table(TOOL_TABLES.actions)}
       (run_id, identity_id, finding_id, action, control_type, control_key, status)
     select ${runId}, a.identity_id, f.id, a.action, a.control_type, a.control_key, 'pending'
-    from unnest(${col("identity_id")}::text[], ${col("finding")}::text[],
-                ${col("observed_control_id")}::text[], ${col("action")}::text[],
-                ${col("control_type")}::text[], ${col("control_key")}::text[])
+    from unnest(${arrayParam(col("identity_id"), "text")}, ${arrayParam(col("finding"), "text")},
+                ${arrayParam(col("observed_control_id"), "text")}, ${arrayParam(col("action"), "text")},
+                ${arrayParam(col("control_type"), "text")}, ${arrayParam(col("control_key"), "text")})
          as a(identity_id, finding, observed_control_id, action, control_type, control_key)
     join f on f.identity_id = a.identity_id and f.finding = a.finding
           and f.observed_control_id is not distinct from a.observed_control_id
