@@ -51,8 +51,8 @@ const caseArb = fc.record({
   memory: fc.constantFrom(
     undefined,
     { indexIds: 0 },
-    { indexIds: 3 },
-    { indexIds: 3, memoryBytes: 0 },
+    { indexIds: 3, outsideIds: 1 },
+    { indexIds: 3, outsideIds: 1, memoryBytes: 0 },
   ),
   parallelism: fc.integer({ min: 1, max: 4 }),
   tamper: fc.record({

@@ -40,6 +40,11 @@ export interface FindingsMemory {
    * states go through the database (`listed-once.ts`).
    */
   readonly indexIds?: number;
+  /**
+   * Ids outside the source index claimed in memory at most, while it is complete (default
+   * `OUTSIDE_PER_INDEX_ID` times `indexIds`); past them, in the database (`listed-once.ts`).
+   */
+  readonly outsideIds?: number;
 }
 
 /** What the stream classified, and when. */

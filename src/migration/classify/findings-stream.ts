@@ -131,13 +131,15 @@ export class FindingsRun {
   #release: Promise<void> | null = null;
 
   constructor(ctx: FindingsStreamContext, options: FindingsStreamOptions) {
-    const { memoryBytes, indexIds, expectedIds, ...findingOptions } = options;
+    const { memoryBytes, indexIds, outsideIds, expectedIds, ...findingOptions } = options;
     this.#ctx = ctx;
     this.#findingOptions = findingOptions;
     this.index = new SourceIndex(indexIds);
     this.#memoryBytes = heldPagesBytes({ memoryBytes, expectedIds }, this.index);
-    this.#once = new ListedOnce(this.index, (batch, ids, stored) =>
-      claimListed(ctx.db, ctx.runId, batch, ids, stored),
+    this.#once = new ListedOnce(
+      this.index,
+      (batch, ids, stored) => claimListed(ctx.db, ctx.runId, batch, ids, stored),
+      outsideIds,
     );
     this.#classifier = new ListedClassifier(ctx, findingOptions, this.index, this.#once);
   }
