@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { stringify } from "csv-stringify";
+import { stringify } from "csv-stringify/sync";
 import { escapeInvisible } from "../visible-text.ts";
 import { openAtomicFile } from "./report-files.ts";
 
@@ -66,7 +66,7 @@ export function safeCell(value: string): string {
 
 /**
  * Streams rows into a CSV file with csv-stringify, honouring back-pressure, so the file is written
- * in constant memory whatever the row count. The file appears under its name only once complete
+ * in constant memory whatever the row count (see {@link writeCsv}). The file appears under its name only once complete
  * (temporary file and rename). Returns the number of rows written.
  *
  * @example
@@ -76,9 +76,24 @@ export function writeDiffCsv(path: string, rows: AsyncIterable<DiffRow>): Promis
   return writeCsv(path, DIFF_COLUMNS, rows);
 }
 
+/** Rows stringified at a time: one chunk for the file, not one stream write a row. */
+const ROWS_A_CHUNK = 1000;
+
+/** How each cell is written: booleans and numbers as text, dates as ISO instants, text made safe. */
+const CAST = {
+  boolean: (v: boolean) => (v ? "true" : "false"),
+  date: (v: Date) => v.toISOString(),
+  number: (v: number) => String(v),
+  string: (v: string) => safeCell(v),
+};
+
 /**
  * Streams rows of the given columns into a CSV file, each cell made safe ({@link safeCell}); the
- * file appears under its name only once complete. Returns the number of rows written.
+ * file appears under its name only once complete. Returns the number of rows written. Rows are
+ * stringified by csv-stringify a thousand at a time and written as one chunk, in constant memory
+ * and with the file's back-pressure: row by row through its stream, the stream's own machinery
+ * (a transform, a push and a write a row) was most of the 0.65 s a 1,000,000-identity plan spent
+ * on its 120,735 rows of diff.csv (`--cpu-prof`).
  *
  * @example
  *   await writeCsv("reports/r1/changes.csv", CHANGE_COLUMNS, changeRows(db, "r1"));
@@ -89,25 +104,24 @@ export async function writeCsv<C extends string>(
   rows: AsyncIterable<Record<C, string | number | boolean | Date | null>>,
 ): Promise<number> {
   let count = 0;
-  async function* counted() {
+  const options = { columns: [...columns], cast: CAST };
+  async function* chunks() {
+    let header = true;
+    let batch: Record<C, string | number | boolean | Date | null>[] = [];
     for await (const row of rows) {
       count += 1;
-      yield row;
+      batch.push(row);
+      if (batch.length < ROWS_A_CHUNK) continue;
+      yield stringify(batch, { ...options, header });
+      header = false;
+      batch = [];
     }
+    // The header alone when there was no row.
+    if (batch.length > 0 || header) yield stringify(batch, { ...options, header });
   }
-  const stringifier = stringify({
-    header: true,
-    columns: [...columns],
-    cast: {
-      boolean: (v) => (v ? "true" : "false"),
-      date: (v) => v.toISOString(),
-      number: (v) => String(v),
-      string: (v) => safeCell(v),
-    },
-  });
   const file = openAtomicFile(path);
   try {
-    await pipeline(Readable.from(counted()), stringifier, file.stream);
+    await pipeline(Readable.from(chunks()), file.stream);
     await file.commit();
   } catch (err) {
     await file.abort();

@@ -2,7 +2,14 @@ import assert from "node:assert/strict";
 import { lstatSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { DIFF_COLUMNS, type DiffRow, neutraliseCell, writeDiffCsv } from "../../src/reports/csv.ts";
+import { stringify } from "csv-stringify";
+import {
+  DIFF_COLUMNS,
+  type DiffRow,
+  neutraliseCell,
+  safeCell,
+  writeDiffCsv,
+} from "../../src/reports/csv.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 const row = (over: Partial<DiffRow>): DiffRow =>
@@ -16,6 +23,48 @@ describe("writeDiffCsv", () => {
       readFileSync(file, "utf8").trim(),
       "run_id,identity_id,user_disabled,admin_disabled,platform_user_disabled,platform_admin_disabled,finding,expected_type,expected_set_by,expected_is_overridable,observed_control_id,observed_set_by,observed_is_overridable,other_active_controls,action,outcome,http_status,error,attempts,at",
     );
+  });
+
+  it("writes 2,345 rows across its thousand-row chunks byte for byte as csv-stringify's stream writes them one by one", async () => {
+    const at = new Date("2026-11-30T01:02:03.456Z");
+    const rows = Array.from({ length: 2345 }, (_, i) =>
+      row({
+        run_id: "r1",
+        identity_id: i % 7 === 0 ? `=id,${i}` : `id "${i}"\n`,
+        user_disabled: i % 2 === 0,
+        http_status: i % 3 === 0 ? 404 : null,
+        at: i % 5 === 0 ? at : null,
+      }),
+    );
+    const file = join(tempDir("cm-csv-"), "diff.csv");
+    const n = await writeDiffCsv(
+      file,
+      (async function* () {
+        yield* rows;
+      })(),
+    );
+    assert.equal(n, 2345);
+    const reference = stringify({
+      header: true,
+      columns: [...DIFF_COLUMNS],
+      cast: {
+        boolean: (v) => (v ? "true" : "false"),
+        date: (v) => v.toISOString(),
+        number: (v) => String(v),
+        string: (v) => safeCell(v),
+      },
+    });
+    let expected = "";
+    reference.on("data", (d) => {
+      expected += d;
+    });
+    const ended = new Promise((resolve) => reference.on("end", resolve));
+    for (const r of rows) reference.write(r);
+    reference.end();
+    await ended;
+    const text = readFileSync(file, "utf8");
+    assert.equal(text.split("\n").length, 2345 + 2, "header, rows, final newline");
+    assert.equal(text, expected);
   });
 
   it("neutralises spreadsheet formulas in every text cell", async () => {
