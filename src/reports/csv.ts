@@ -66,8 +66,8 @@ export function safeCell(value: string): string {
 
 /**
  * Streams rows into a CSV file with csv-stringify, honouring back-pressure, so the file is written
- * in constant memory whatever the row count (see {@link writeCsv}). The file appears under its name only once complete
- * (temporary file and rename). Returns the number of rows written.
+ * in constant memory whatever the row count (see {@link writeCsv}). The file appears under its
+ * name only once complete (temporary file and rename). Returns the number of rows written.
  *
  * @example
  *   const rows = await writeDiffCsv("reports/r1/diff.csv", diffRows(db, "r1"));
@@ -79,8 +79,11 @@ export function writeDiffCsv(path: string, rows: AsyncIterable<DiffRow>): Promis
 /** Rows stringified at a time: one chunk for the file, not one stream write a row. */
 const ROWS_A_CHUNK = 1000;
 
-/** How each cell is written: booleans and numbers as text, dates as ISO instants, text made safe. */
-const CAST = {
+/**
+ * How each cell is written (csv-stringify's `cast`): booleans and numbers as text, dates as ISO
+ * instants, text made safe ({@link safeCell}).
+ */
+export const CSV_CAST = {
   boolean: (v: boolean) => (v ? "true" : "false"),
   date: (v: Date) => v.toISOString(),
   number: (v: number) => String(v),
@@ -104,7 +107,7 @@ export async function writeCsv<C extends string>(
   rows: AsyncIterable<Record<C, string | number | boolean | Date | null>>,
 ): Promise<number> {
   let count = 0;
-  const options = { columns: [...columns], cast: CAST };
+  const options = { columns: [...columns], cast: CSV_CAST };
   async function* chunks() {
     let header = true;
     let batch: Record<C, string | number | boolean | Date | null>[] = [];
